@@ -1,0 +1,66 @@
+"""tfgraph_lab: see, understand and cure TensorFlow's silent tf.function retracing.
+
+``watch()`` records every tf.function call and trace in a block and hands back a
+:class:`TraceReport`; ``%load_ext tfgraph_lab`` adds the ``%%tracewatch`` cell magic;
+``tfgraph-lab`` is the command line. Importing this package imports neither TensorFlow nor
+IPython nor ipywidgets: they load when first needed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "TraceBudgetExceeded",
+    "TraceRecorder",
+    "TraceReport",
+    "TfgraphLabError",
+    "__version__",
+    "load_ipython_extension",
+    "unload_ipython_extension",
+    "watch",
+]
+
+if TYPE_CHECKING:
+    from .errors import TfgraphLabError, TraceBudgetExceeded
+    from .recorder import TraceRecorder, watch
+    from .report import TraceReport
+
+_LAZY = {
+    "TraceBudgetExceeded": ("errors", "TraceBudgetExceeded"),
+    "TfgraphLabError": ("errors", "TfgraphLabError"),
+    "TraceRecorder": ("recorder", "TraceRecorder"),
+    "TraceReport": ("report", "TraceReport"),
+    "watch": ("recorder", "watch"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'tfgraph_lab' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{target[0]}", __name__), target[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext tfgraph_lab``: register ``%%tracewatch`` (and ``%tracewatch on|off``)."""
+    from ._magic import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext tfgraph_lab``: remove the magics and stop any monitoring."""
+    from ._magic import unload
+
+    unload(ipython)

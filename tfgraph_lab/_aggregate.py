@@ -1,0 +1,191 @@
+"""Turn the recorder's log entries into plain summaries and events.
+
+The recorder's hot path appends a tuple ``(state, seconds, graph)`` per cache hit and a
+``CallRecord`` for everything else; this module is the one reader of that format. It imports no
+TensorFlow (the entries hold plain data and weak references only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .records import Event, FunctionSummary, GraphSummary
+from .suggest import suggest_fix
+
+__all__ = ["aggregate"]
+
+
+class _Acc:
+    __slots__ = (
+        "info",
+        "calls",
+        "traces",
+        "failed",
+        "trace_seconds",
+        "call_seconds",
+        "eager",
+        "objects",
+        "objects_traced",
+        "traced_calls",
+        "retraces",
+        "graphs",
+        "hits",
+        "reasons",
+    )
+
+    def __init__(self, info: Any) -> None:
+        self.info = info
+        self.calls = 0
+        self.traces = 0
+        self.failed = 0
+        self.trace_seconds = 0.0
+        self.call_seconds = 0.0
+        self.eager = 0
+        self.objects: dict[int, Any] = {}
+        self.objects_traced: set[int] = set()
+        self.traced_calls = 0
+        self.retraces = 0
+        self.graphs: list[Any] = []
+        self.hits: dict[int, int] = {}
+        self.reasons: list[Any] = []
+
+
+def aggregate(
+    entries: Sequence[Any],
+) -> tuple[tuple[FunctionSummary, ...], tuple[Event, ...], dict[str, str]]:
+    """Summaries per function (user functions first), events in order, and fix suggestions."""
+    from .recorder import CallRecord
+
+    accs: dict[tuple[str, str], _Acc] = {}
+    events: list[Event] = []
+    graph_index: dict[int, int] = {}
+
+    def acc_for(state: Any) -> _Acc:
+        acc = accs.get(state.key)
+        if acc is None:
+            acc = accs[state.key] = _Acc(state.info)
+        if id(state) not in acc.objects:
+            acc.objects[id(state)] = state
+        return acc
+
+    def index_of(acc: _Acc, graph: Any) -> int:
+        idx = graph_index.get(id(graph))
+        if idx is None:
+            idx = graph_index[id(graph)] = len(acc.graphs)
+            acc.graphs.append(graph)
+        return idx
+
+    for n, entry in enumerate(entries):
+        if type(entry) is tuple:
+            state, seconds, graph = entry
+            acc = acc_for(state)
+            acc.calls += 1
+            acc.call_seconds += seconds
+            gi = None
+            if graph is not None:
+                gi = index_of(acc, graph)
+                acc.hits[gi] = acc.hits.get(gi, 0) + 1
+            events.append(
+                Event(
+                    index=n,
+                    qualname=state.info.qualname,
+                    filename=state.info.filename,
+                    function_object=state.object_no,
+                    via="call",
+                    traced=False,
+                    traces=0,
+                    seconds=seconds,
+                    graph=gi,
+                )
+            )
+            continue
+        assert isinstance(entry, CallRecord)
+        state = entry.state
+        acc = acc_for(state)
+        is_call = entry.via == "call"
+        if is_call:
+            acc.calls += 1
+            acc.call_seconds += entry.seconds
+        new_graphs = [index_of(acc, g) for g in entry.traces]
+        if entry.traces:
+            acc.traces += len(entry.traces)
+            acc.trace_seconds += entry.seconds
+            acc.traced_calls += int(is_call)
+            acc.objects_traced.add(id(state))
+            acc.retraces += sum(1 for g in entry.traces if g.retrace)
+            acc.reasons.extend(entry.reasons)
+        if entry.failed_trace:
+            acc.failed += 1
+            if not entry.traces:
+                acc.trace_seconds += entry.seconds
+                acc.traced_calls += int(is_call)
+        if entry.eager:
+            acc.eager += 1
+        gi = None
+        if entry.graph is not None:
+            gi = index_of(acc, entry.graph)
+        elif new_graphs and is_call:
+            gi = new_graphs[-1]
+        if gi is not None and is_call:
+            acc.hits[gi] = acc.hits.get(gi, 0) + 1
+        events.append(
+            Event(
+                index=n,
+                qualname=state.info.qualname,
+                filename=state.info.filename,
+                function_object=state.object_no,
+                via=entry.via,
+                traced=bool(entry.traces),
+                traces=len(entry.traces),
+                seconds=entry.seconds,
+                graph=gi,
+                eager=entry.eager,
+                failed_trace=entry.failed_trace,
+                error=entry.error,
+                caller=entry.caller,
+                thread=entry.thread,
+                signature=entry.traces[-1].signature.text if entry.traces else None,
+                reasons=entry.reasons,
+            )
+        )
+
+    summaries = []
+    suggestions: dict[str, str] = {}
+    for acc in accs.values():
+        info = acc.info
+        graphs = tuple(
+            GraphSummary(
+                signature=g.signature.text,
+                hits=acc.hits.get(i, 0),
+                traced_in_watch=g.in_watch,
+                via=g.via,
+                scope=g.scope,
+            )
+            for i, g in enumerate(acc.graphs)
+        )
+        summary = FunctionSummary(
+            qualname=info.qualname,
+            filename=info.filename,
+            firstlineno=info.firstlineno,
+            calls=acc.calls,
+            traces=acc.traces,
+            failed_traces=acc.failed,
+            trace_seconds=acc.trace_seconds,
+            call_seconds=acc.call_seconds,
+            framework=info.framework,
+            graphs=graphs,
+            function_objects=len(acc.objects),
+            objects_traced=len(acc.objects_traced),
+            traced_calls=acc.traced_calls,
+            retraces=acc.retraces,
+            eager_calls=acc.eager,
+            reduce_retracing=info.reduce_retracing,
+            input_signature=info.input_signature,
+        )
+        summaries.append(summary)
+        suggestion = suggest_fix(summary, acc.reasons, [g.signature for g in acc.graphs])
+        if suggestion:
+            suggestions[f"{info.qualname}\0{info.filename}"] = suggestion
+    summaries.sort(key=lambda f: (f.framework, -f.retraces, -f.traces, f.qualname))
+    return tuple(summaries), tuple(events), suggestions

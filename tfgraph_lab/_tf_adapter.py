@@ -1,0 +1,547 @@
+"""The one place that touches TensorFlow internals.
+
+Every private TensorFlow name the project uses is looked up here, once, with feature detection.
+When a TensorFlow release moves something, :func:`probe` says what is missing and the recorder
+falls back to a count-only mode (``experimental_get_tracing_count()`` before/after each call)
+instead of reporting wrong numbers.
+
+Facts checked on tensorflow-cpu 2.21.0 (Keras 3.15.1) and 2.15.1:
+
+* ``Function.__call__`` patched at class level sees every tf.function call, including methods
+  (one ``Function`` per instance via ``__get__``), Keras's internal functions, restored
+  SavedModel functions (``RestoredFunction`` subclasses ``Function``) and MirroredStrategy clones.
+* ``transform.CONCRETE_FUNCTION_CALLBACKS`` fires once per new concrete function, on the
+  tracing thread, from ``tracing_compilation._create_concrete_function`` whose frame holds the
+  ``tracing_options`` (with the ``function_cache`` that will receive the graph). It also fires
+  for helper traces that go into no cache (``fn_with_cond``, ``initialize_variables``): those
+  are not counted by ``experimental_get_tracing_count()`` and must not be counted here.
+* ``FunctionCache`` has ``__slots__`` and cannot be weak-referenced: it is identified by id()
+  while the owning ``Function`` (weak-referenced) is alive.
+
+This module imports TensorFlow lazily (on first use) so ``import tfgraph_lab`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import sysconfig
+import threading
+import types
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .records import ArgLeaf, Signature
+
+__all__ = [
+    "FunctionInfo",
+    "TFHandles",
+    "call_signature",
+    "caller_location",
+    "describe_context",
+    "describe_function",
+    "handles",
+    "is_framework_file",
+    "signature_of",
+    "trace_failed",
+]
+
+MIN_SUPPORTED = (2, 15)
+MAX_VALUE_CHARS = 60
+
+
+@dataclass(frozen=True)
+class TFHandles:
+    """The TensorFlow objects the recorder patches or reads, found once."""
+
+    version: str
+    function_class: type
+    concrete_function_class: type | None
+    callbacks: list[Callable[[Any], None]] | None
+    eager_flag_module: Any
+    full: bool
+    missing: tuple[str, ...]
+
+    def run_functions_eagerly(self) -> bool:
+        return bool(getattr(self.eager_flag_module, "RUN_FUNCTIONS_EAGERLY", False))
+
+
+_HANDLES: TFHandles | None = None
+_LOCK = threading.Lock()
+
+
+def _version_tuple(version: str) -> tuple[int, int]:
+    parts = version.split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return (0, 0)
+
+
+def handles() -> TFHandles:
+    """Import TensorFlow (once) and find the internals the recorder needs."""
+    global _HANDLES
+    if _HANDLES is not None:
+        return _HANDLES
+    with _LOCK:
+        if _HANDLES is None:
+            _HANDLES = _probe()
+    return _HANDLES
+
+
+def _probe() -> TFHandles:
+    try:
+        import tensorflow as tf
+    except ImportError as exc:  # pragma: no cover - exercised in a venv without TF
+        from .errors import TensorFlowMissingError
+
+        raise TensorFlowMissingError(
+            "tfgraph_lab needs TensorFlow, which is not installed in this environment "
+            f"({sys.executable}). Install it with `pip install tensorflow` "
+            "(or `pip install tensorflow-cpu` on Linux/Windows x86-64)."
+        ) from exc
+
+    missing: list[str] = []
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function as pf
+
+    function_class = pf.Function
+    try:
+        from tensorflow.python.eager.polymorphic_function import transform
+
+        callbacks: list[Callable[[Any], None]] | None = transform.CONCRETE_FUNCTION_CALLBACKS
+        if not isinstance(callbacks, list):
+            callbacks = None
+            missing.append("transform.CONCRETE_FUNCTION_CALLBACKS")
+    except ImportError:
+        callbacks = None
+        missing.append("transform.CONCRETE_FUNCTION_CALLBACKS")
+    try:
+        from tensorflow.python.eager.polymorphic_function import concrete_function
+
+        cf_class: type | None = concrete_function.ConcreteFunction
+        if not hasattr(cf_class, "_call_flat"):
+            cf_class = None
+            missing.append("ConcreteFunction._call_flat")
+    except ImportError:
+        cf_class = None
+        missing.append("ConcreteFunction")
+    try:
+        from tensorflow.python.eager.polymorphic_function import eager_function_run as efr
+    except ImportError:
+        efr = None
+        missing.append("eager_function_run.RUN_FUNCTIONS_EAGERLY")
+    # Instance attributes (_function_cache, _name) are checked per object by the recorder.
+    if "_get_concrete_function_garbage_collected" not in function_class.__dict__:
+        missing.append("Function._get_concrete_function_garbage_collected")
+    version = str(tf.__version__)
+    if _version_tuple(version) < MIN_SUPPORTED:
+        missing.append(f"TensorFlow >= {MIN_SUPPORTED[0]}.{MIN_SUPPORTED[1]} (found {version})")
+    return TFHandles(
+        version=version,
+        function_class=function_class,
+        concrete_function_class=cf_class,
+        callbacks=callbacks,
+        eager_flag_module=efr,
+        full=not missing,
+        missing=tuple(missing),
+    )
+
+
+# --------------------------------------------------------------------------- functions
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    """What the report needs to know about one tf.function object, as plain data."""
+
+    qualname: str
+    filename: str
+    firstlineno: int
+    name: str
+    framework: bool
+    reduce_retracing: bool
+    input_signature: str | None
+    via_hint: str
+
+
+def innermost_python_function(obj: Any) -> Any:
+    """Follow ``__wrapped__`` and bound methods' ``__func__`` to the user's own function."""
+    seen = set()
+    while id(obj) not in seen:
+        seen.add(id(obj))
+        if isinstance(obj, types.MethodType):
+            obj = obj.__func__
+            continue
+        wrapped = getattr(obj, "__wrapped__", None)
+        if wrapped is not None and wrapped is not obj:
+            obj = wrapped
+            continue
+        break
+    return obj
+
+
+def _code_location(fn: Any) -> tuple[str, str, int]:
+    qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if qualname is None:
+        qualname = type(fn).__qualname__
+    code = getattr(fn, "__code__", None)
+    if code is None and callable(fn):
+        code = getattr(getattr(fn, "__call__", None), "__code__", None)
+    filename = code.co_filename if code is not None else "<unknown>"
+    firstlineno = code.co_firstlineno if code is not None else 0
+    return str(qualname), filename, int(firstlineno)
+
+
+def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
+    """Describe a ``Function`` (or, without one, the tracing options of a trace)."""
+    via_hint = "call"
+    if fn is not None:
+        python_function = getattr(fn, "_python_function", None) or getattr(
+            fn, "python_function", None
+        )
+        name = str(getattr(fn, "_name", "") or "")
+        reduce_retracing = bool(getattr(fn, "_reduce_retracing", False))
+        signature = getattr(fn, "input_signature", None)
+        attributes = getattr(fn, "_attributes", None) or {}
+    else:
+        python_function = getattr(tracing_options, "python_function", None)
+        name = str(getattr(tracing_options, "name", "") or "")
+        reduce_retracing = bool(getattr(tracing_options, "reduce_retracing", False))
+        signature = getattr(tracing_options, "input_signature", None)
+        attributes = getattr(tracing_options, "attributes", None) or {}
+    if isinstance(attributes, dict) and attributes.get("_tf_data_function"):
+        via_hint = "tf.data"
+        user_fn = _tf_data_user_function()
+        if user_fn is not None:
+            python_function = user_fn
+    target = innermost_python_function(python_function)
+    qualname, filename, firstlineno = _code_location(target)
+    if qualname.endswith("<lambda>") and "." not in qualname:
+        qualname = "<lambda>"
+    return FunctionInfo(
+        qualname=qualname,
+        filename=filename,
+        firstlineno=firstlineno,
+        name=name,
+        framework=is_framework_file(filename) and via_hint != "tf.data",
+        reduce_retracing=reduce_retracing,
+        input_signature=_signature_text(signature),
+        via_hint=via_hint,
+    )
+
+
+def _tf_data_user_function() -> Any:
+    """Find the user's function handed to ``Dataset.map`` & co. on the current stack.
+
+    tf.data wraps it in ``StructuredFunctionWrapper`` (tensorflow/python/data/ops/
+    structured_function.py, TF 2.15-2.21) whose ``__init__`` holds it as ``func``.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "__init__" and frame.f_code.co_filename.endswith(
+            "structured_function.py"
+        ):
+            return frame.f_locals.get("func")
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def _signature_text(signature: Any) -> str | None:
+    if signature is None:
+        return None
+    try:
+        parts = [_spec_text(spec) for spec in signature]
+    except TypeError:
+        return _clean_repr(signature)
+    return "[" + ", ".join(parts) + "]"
+
+
+def _spec_text(spec: Any) -> str:
+    shape = getattr(spec, "shape", None)
+    dtype = getattr(spec, "dtype", None)
+    if shape is not None and dtype is not None and type(spec).__name__ == "TensorSpec":
+        dims = _shape_tuple(shape)
+        dims_text = "None" if dims is None else "[" + ", ".join(map(_dim_text, dims)) + "]"
+        return f"tf.TensorSpec({dims_text}, tf.{dtype.name})"
+    return _clean_repr(spec)
+
+
+def _dim_text(d: int | None) -> str:
+    return "None" if d is None else str(d)
+
+
+def _clean_repr(obj: Any) -> str:
+    return repr(obj).replace(", name=None", "")
+
+
+# ---------------------------------------------------------------------- framework files
+
+
+def _framework_roots() -> tuple[str, ...]:
+    roots = []
+    for package in ("tensorflow", "keras", "tf_keras", "absl", "tensorflow_datasets"):
+        module = sys.modules.get(package)
+        path = getattr(module, "__file__", None)
+        if path:
+            roots.append(os.path.dirname(os.path.abspath(path)) + os.sep)
+    purelib = sysconfig.get_paths().get("purelib")
+    if purelib:
+        for package in ("tensorflow", "keras", "tf_keras"):
+            roots.append(os.path.join(purelib, package) + os.sep)
+    roots.append(os.path.dirname(os.path.abspath(__file__)) + os.sep)
+    return tuple(dict.fromkeys(roots))
+
+
+_ROOTS: tuple[str, ...] | None = None
+
+
+def is_framework_file(filename: str) -> bool:
+    """True for code of TensorFlow, Keras (or this package): not the user's."""
+    global _ROOTS
+    if _ROOTS is None:
+        _ROOTS = _framework_roots()
+    if filename.startswith("<frozen"):
+        return True
+    path = filename if filename.startswith("<") else os.path.abspath(filename)
+    return path.startswith(_ROOTS)
+
+
+def caller_location() -> str | None:
+    """``file:line`` of the innermost frame outside TF, Keras, tfgraph_lab and the stdlib."""
+    stdlib = sysconfig.get_paths().get("stdlib", "") + os.sep
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not is_framework_file(filename) and not (
+            stdlib != os.sep and filename.startswith(stdlib)
+        ):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+# --------------------------------------------------------------------------- tracing
+
+
+def find_tracing_options() -> Any:
+    """The ``tracing_options`` of the trace that is calling our callback (or None)."""
+    frame = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return None
+        options = frame.f_locals.get("tracing_options")
+        if options is not None and hasattr(options, "function_cache"):
+            return options
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def trace_failed(exc: BaseException) -> bool:
+    """True when the exception was raised while TensorFlow was tracing (building a graph)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name in ("func_graph_from_py_func", "_create_concrete_function"):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def current_context(scope_type: Any) -> str:
+    """Describe the calling context TensorFlow keys its cache on (besides the arguments)."""
+    try:
+        from tensorflow.python.eager.polymorphic_function import function_context
+
+        ctx = function_context.make_function_context(scope_type)
+    except Exception:  # noqa: BLE001 - a moved internal must not break the user's call
+        return ""
+    return describe_context(ctx)
+
+
+def describe_context(function_context: Any) -> str:
+    """Render a TF ``FunctionContext`` as short text, e.g. ``eager`` or ``inside graph f``."""
+    ctx = getattr(function_context, "context", None)
+    parts: list[str] = []
+    parent = getattr(ctx, "parent_graph", None)
+    parts.append("eager" if parent is None else f"inside graph {getattr(parent, 'name', '?')}")
+    devices = getattr(ctx, "device_functions", ()) or ()
+    if devices:
+        parts.append("device " + ",".join(str(d) for d in devices))
+    if getattr(ctx, "in_cross_replica_context", False):
+        parts.append("cross-replica")
+    if getattr(ctx, "variable_policy", None) is not None:
+        parts.append("SavedModel save")
+    if getattr(ctx, "xla_context_id", 0):
+        parts.append("XLA context")
+    scope = getattr(function_context, "scope_type", None)
+    if scope is not None and "NO_VARIABLE" not in str(scope) and "VARIABLE" in str(scope):
+        parts.append("variable-creation scope")
+    return "; ".join(parts)
+
+
+def in_save_context() -> bool:
+    try:
+        from tensorflow.python.saved_model import save_context
+    except ImportError:
+        return False
+    return bool(save_context.in_save_context())
+
+
+# ------------------------------------------------------------------------- signatures
+
+
+def signature_of(function_type: Any, context: str = "") -> Signature:
+    """Flatten a TF ``FunctionType`` (of a graph or a call) into plain leaves and text."""
+    leaves: list[ArgLeaf] = []
+    texts: list[str] = []
+    parameters = getattr(function_type, "parameters", None) or {}
+    for name, parameter in parameters.items():
+        constraint = getattr(parameter, "type_constraint", None)
+        _flatten(str(name), constraint, leaves)
+        texts.append(f"{name}: {_type_text(constraint)}")
+    return Signature(leaves=tuple(leaves), text=", ".join(texts), context=context)
+
+
+def call_signature(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Signature | None:
+    """The signature TF looked the call up with (before any ``reduce_retracing`` relaxation).
+
+    Mirrors ``tracing_compilation._maybe_define_function`` (TF 2.15-2.21). ~80 us: only called
+    for calls that traced.
+    """
+    try:
+        from tensorflow.python.eager.polymorphic_function import function_type_utils as ftu
+
+        bound = ftu.canonicalize_function_inputs(
+            args, kwargs, fn._function_type, fn._default_values, fn._is_pure
+        )
+        capture_types = fn._function_captures.capture_types
+        lookup_type, _ = ftu.make_canonicalized_monomorphic_type(
+            bound.args, bound.kwargs, capture_types, fn._function_type
+        )
+    except Exception:  # noqa: BLE001 - explanations degrade, calls never break
+        return None
+    return signature_of(lookup_type)
+
+
+def _shape_tuple(shape: Any) -> tuple[int | None, ...] | None:
+    try:
+        dims = shape.as_list()
+    except (ValueError, AttributeError):
+        return None
+    return tuple(None if d is None else int(d) for d in dims)
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    if type(value).__name__ == "NanMarker" or value is getattr(value, "NanMarker", None):
+        return "nan"
+    text = repr(value)
+    if len(text) > MAX_VALUE_CHARS:
+        text = text[: MAX_VALUE_CHARS - 1] + "…"
+    return text
+
+
+def _flatten(path: str, tc: Any, out: list[ArgLeaf]) -> None:
+    cls = type(tc).__name__
+    if cls in ("TensorSpec", "BoundedTensorSpec"):
+        out.append(ArgLeaf(path, "tensor", "Tensor", tc.dtype.name, _shape_tuple(tc.shape)))
+    elif cls == "VariableSpec":
+        alias = getattr(tc, "alias_id", None)
+        out.append(
+            ArgLeaf(
+                path,
+                "variable",
+                "Variable",
+                tc.dtype.name,
+                _shape_tuple(tc.shape),
+                None if alias is None else f"alias {alias}",
+            )
+        )
+    elif cls == "Literal":
+        value = tc.value
+        type_name = "float" if type(value).__name__ == "NanMarker" else type(value).__name__
+        out.append(ArgLeaf(path, "python", type_name, value=_value_text(value)))
+    elif cls in ("Tuple", "List"):
+        items = tc.components if cls == "Tuple" else tc.components_tuple.components
+        kind = "tuple" if cls == "Tuple" else "list"
+        out.append(ArgLeaf(path, "container", kind, value=f"of length {len(items)}"))
+        for i, item in enumerate(items):
+            _flatten(f"{path}[{i}]", item, out)
+    elif cls in ("NamedTuple", "Attrs"):
+        named = tc if cls == "NamedTuple" else tc.named_attributes
+        names = tuple(named.attribute_names)
+        out.append(
+            ArgLeaf(path, "container", str(named.type_name), value=f"fields {list(names)}")
+        )
+        for name, item in zip(names, named.attributes.components):
+            _flatten(f"{path}.{name}", item, out)
+    elif cls == "Dict":
+        keys = list(tc.mapping.keys())
+        shown = sorted(keys, key=repr)
+        out.append(ArgLeaf(path, "container", "dict", value=f"keys {shown!r}"))
+        for key in shown:
+            _flatten(f"{path}[{key!r}]", tc.mapping[key], out)
+    elif cls == "Weakref":
+        obj = tc._ref()
+        if obj is None:
+            out.append(ArgLeaf(path, "object", "<garbage-collected object>", value="collected"))
+        else:
+            out.append(
+                ArgLeaf(path, "object", type(obj).__qualname__, value=f"at {id(obj):#x}")
+            )
+    elif tc is None:
+        out.append(ArgLeaf(path, "other", "None"))
+    else:
+        out.append(ArgLeaf(path, "composite", _composite_name(tc), value=_clean_repr(tc)))
+
+
+def _composite_name(tc: Any) -> str:
+    name = type(tc).__name__
+    return {
+        "RaggedTensorSpec": "RaggedTensor",
+        "SparseTensorSpec": "SparseTensor",
+        "DatasetSpec": "Dataset",
+        "IteratorSpec": "Iterator",
+        "OwnedIteratorSpec": "Iterator",
+    }.get(name, name)
+
+
+def _type_text(tc: Any) -> str:
+    cls = type(tc).__name__
+    if cls in ("TensorSpec", "BoundedTensorSpec"):
+        return f"TensorSpec(shape={_shape_text(tc.shape)}, dtype=tf.{tc.dtype.name})"
+    if cls == "Literal":
+        return _value_text(tc.value)
+    if cls == "Tuple":
+        inner = ", ".join(_type_text(c) for c in tc.components)
+        return f"({inner},)" if len(tc.components) == 1 else f"({inner})"
+    if cls == "List":
+        return "[" + ", ".join(_type_text(c) for c in tc.components_tuple.components) + "]"
+    if cls in ("NamedTuple", "Attrs"):
+        named = tc if cls == "NamedTuple" else tc.named_attributes
+        inner = ", ".join(
+            f"{n}={_type_text(c)}"
+            for n, c in zip(named.attribute_names, named.attributes.components)
+        )
+        return f"{named.type_name}({inner})"
+    if cls == "Dict":
+        inner = ", ".join(
+            f"{k!r}: {_type_text(tc.mapping[k])}" for k in sorted(tc.mapping, key=repr)
+        )
+        return "{" + inner + "}"
+    if cls == "Weakref":
+        obj = tc._ref()
+        return "<collected>" if obj is None else f"<{type(obj).__qualname__} object>"
+    if cls == "VariableSpec":
+        return f"VariableSpec(shape={_shape_text(tc.shape)}, dtype=tf.{tc.dtype.name})"
+    return _clean_repr(tc)
+
+
+def _shape_text(shape: Any) -> str:
+    dims = _shape_tuple(shape)
+    if dims is None:
+        return "<unknown>"
+    inner = ", ".join(map(_dim_text, dims))
+    return f"({inner},)" if len(dims) == 1 else f"({inner})"

@@ -1,0 +1,41 @@
+"""The package's exceptions: one base class, each message says what came, what was expected, and
+the fix. Imports nothing from TensorFlow or IPython."""
+
+from __future__ import annotations
+
+__all__ = [
+    "TensorFlowMissingError",
+    "TfgraphLabError",
+    "TraceBudgetExceeded",
+    "UsageProblem",
+]
+
+
+class TfgraphLabError(Exception):
+    """Base class of every error tfgraph_lab raises on purpose."""
+
+
+class TensorFlowMissingError(TfgraphLabError, ImportError):
+    """TensorFlow is not importable in this environment."""
+
+
+class UsageProblem(TfgraphLabError, ValueError):
+    """A flag, budget or argument given to tfgraph_lab is not valid."""
+
+
+class TraceBudgetExceeded(TfgraphLabError):
+    """A function traced more often than its ``--max-traces`` budget allows.
+
+    ``report`` is the full :class:`~tfgraph_lab.report.TraceReport`; ``overruns`` lists
+    ``(qualname, traces, budget)`` for every function over budget.
+    """
+
+    def __init__(self, overruns: list[tuple[str, int, int]], report: object = None) -> None:
+        self.overruns = overruns
+        self.report = report
+        parts = [f"{name} traced {traces}× (budget {budget})" for name, traces, budget in overruns]
+        super().__init__(
+            "trace budget exceeded: "
+            + "; ".join(parts)
+            + ". The report above says why each retrace happened and how to fix it."
+        )

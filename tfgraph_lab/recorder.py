@@ -1,0 +1,608 @@
+"""The trace recorder: hooks TensorFlow while a watch is active and stores plain data.
+
+One process-wide hub installs the hooks when the first watch starts and removes them when the
+last one stops (watches nest; each sees its own slice of one shared log). The hooks are:
+
+* ``Function.__call__`` and ``Function._get_concrete_function_garbage_collected`` at class level:
+  a thread-local stack of frames says which function object is being called on each thread;
+* ``ConcreteFunction._call_flat``: which graph actually ran, for the graph-cache hit counts;
+* a ``CONCRETE_FUNCTION_CALLBACKS`` entry: exactly one event per new graph, on the tracing
+  thread, attributed through the cache the graph goes into (never by count deltas, which are
+  wrong under threads and overlap under recursion);
+* a logging handler that copies TensorFlow's own retracing warnings into the report.
+
+Nothing here holds a strong reference to a user argument, a ``Function`` or a concrete
+function. Imports TensorFlow only through :mod:`tfgraph_lab._tf_adapter`; never IPython.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Callable
+
+from . import _tf_adapter as tfa
+from .budget import TraceBudget
+from .errors import TraceBudgetExceeded
+from .explain import explain_trace
+from .records import Reason, Signature
+
+__all__ = ["NOT_RETRACES", "TraceRecorder", "is_patched", "watch"]
+
+NOT_RETRACES = ("first-trace", "variable-creation")
+
+_perf = time.perf_counter
+
+
+class FunctionState:
+    """What the recorder knows of one tf.function object (held weakly)."""
+
+    __slots__ = (
+        "info",
+        "key",
+        "ref",
+        "object_no",
+        "graphs",
+        "graph_list",
+        "traced",
+        "collected",
+        "__weakref__",
+    )
+
+    def __init__(self, info: tfa.FunctionInfo, ref: Any, object_no: int) -> None:
+        self.info = info
+        self.key = (info.qualname, info.filename)
+        self.ref = ref
+        self.object_no = object_no
+        self.graphs: dict[int, GraphState] = {}
+        self.graph_list: list[GraphState] = []
+        self.traced = False
+        self.collected = False
+
+
+class GraphState:
+    """One graph (concrete function) of a function object."""
+
+    __slots__ = ("state", "signature", "via", "scope", "in_watch", "seq", "cf_ref", "retrace")
+
+    def __init__(
+        self, state: FunctionState, signature: Signature, via: str, scope: str, in_watch: bool
+    ) -> None:
+        self.state = state
+        self.signature = signature
+        self.via = via
+        self.scope = scope
+        self.in_watch = in_watch
+        self.seq = len(state.graph_list)
+        self.cf_ref: Any = None
+        self.retrace = False
+
+
+class _Frame:
+    __slots__ = ("state", "via", "served", "traces")
+
+    def __init__(self, state: FunctionState, via: str) -> None:
+        self.state = state
+        self.via = via
+        self.served: int | None = None
+        self.traces: list[GraphState] = []
+
+
+class CallRecord:
+    """A call (or a trace without a call) that needs more than the hot path's tuple."""
+
+    __slots__ = (
+        "state",
+        "via",
+        "seconds",
+        "traces",
+        "graph",
+        "eager",
+        "error",
+        "failed_trace",
+        "caller",
+        "thread",
+        "reasons",
+    )
+
+    def __init__(self, state: FunctionState, via: str, seconds: float) -> None:
+        self.state = state
+        self.via = via
+        self.seconds = seconds
+        self.traces: list[GraphState] = []
+        self.graph: GraphState | None = None
+        self.eager = False
+        self.error: str | None = None
+        self.failed_trace = False
+        self.caller: str | None = None
+        self.thread: str | None = None
+        self.reasons: tuple[Reason, ...] = ()
+
+
+# A log entry is either a hot-path hit ``(state, seconds, graph_or_None)`` or a CallRecord.
+LogEntry = Any
+
+
+class _History:
+    """What outlives a single watch: which Python code has been traced by which object count.
+
+    Lets a re-run notebook cell or ``tf.function(f)`` in a loop be named ``new-function-object``.
+    Holds strings and numbers only.
+    """
+
+    def __init__(self) -> None:
+        self.objects_per_code: dict[tuple[str, str, int], int] = {}
+        self.last_graphs: dict[tuple[str, str, int], list[Signature]] = {}
+
+    def code_key(self, info: tfa.FunctionInfo) -> tuple[str, str, int]:
+        return (info.filename, info.qualname, info.firstlineno)
+
+
+HISTORY = _History()
+
+
+class _RetraceWarningHandler(logging.Handler):
+    def __init__(self, sink: list[str]) -> None:
+        super().__init__(level=logging.WARNING)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a broken log record must not break the watch
+            return
+        if "retracing" in message:
+            self.sink.append(message)
+
+
+class _Hub:
+    """Owns the patches and the shared log while at least one watch is active."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.tls = threading.local()
+        self.recorders: list[TraceRecorder] = []
+        self.log: list[LogEntry] = []
+        self.warnings: list[str] = []
+        self.states: dict[int, FunctionState] = {}
+        self.cache_owner: dict[int, FunctionState] = {}
+        self.objects_seen: dict[tuple[str, str], int] = {}
+        self.originals: dict[str, Any] = {}
+        self.handles: tfa.TFHandles | None = None
+        self.log_handler: _RetraceWarningHandler | None = None
+
+    # ----------------------------------------------------------------- install/remove
+    def attach(self, recorder: TraceRecorder) -> None:
+        with self.lock:
+            if not self.recorders:
+                self._install()
+            self.recorders.append(recorder)
+
+    def detach(self, recorder: TraceRecorder) -> None:
+        with self.lock:
+            if recorder in self.recorders:
+                self.recorders.remove(recorder)
+            if not self.recorders:
+                self._uninstall()
+
+    def _install(self) -> None:
+        h = tfa.handles()
+        self.handles = h
+        self.log = []
+        self.warnings = []
+        self.states = {}
+        self.cache_owner = {}
+        self.objects_seen = {}
+        fn_cls = h.function_class
+        self.originals = {"__call__": fn_cls.__dict__["__call__"]}
+        try:
+            fn_cls.__call__ = _make_call_hook(self, self.originals["__call__"])
+            if h.full:
+                gcf = fn_cls.__dict__["_get_concrete_function_garbage_collected"]
+                self.originals["_get_concrete_function_garbage_collected"] = gcf
+                fn_cls._get_concrete_function_garbage_collected = _make_gcf_hook(self, gcf)
+                cf_cls = h.concrete_function_class
+                assert cf_cls is not None and h.callbacks is not None
+                self.originals["_call_flat"] = cf_cls.__dict__["_call_flat"]
+                cf_cls._call_flat = _make_call_flat_hook(self, self.originals["_call_flat"])
+                h.callbacks.append(self.on_concrete_function)
+            self.log_handler = _RetraceWarningHandler(self.warnings)
+            logging.getLogger("tensorflow").addHandler(self.log_handler)
+        except BaseException:
+            self._uninstall()
+            raise
+
+    def _uninstall(self) -> None:
+        h = self.handles
+        if h is None:
+            return
+        fn_cls = h.function_class
+        if "__call__" in self.originals:
+            fn_cls.__call__ = self.originals["__call__"]
+        if "_get_concrete_function_garbage_collected" in self.originals:
+            fn_cls._get_concrete_function_garbage_collected = self.originals[
+                "_get_concrete_function_garbage_collected"
+            ]
+        if "_call_flat" in self.originals and h.concrete_function_class is not None:
+            h.concrete_function_class._call_flat = self.originals["_call_flat"]
+        if h.callbacks is not None:
+            while self.on_concrete_function in h.callbacks:
+                h.callbacks.remove(self.on_concrete_function)
+        if self.log_handler is not None:
+            logging.getLogger("tensorflow").removeHandler(self.log_handler)
+            self.log_handler = None
+        self.originals = {}
+        self.states = {}
+        self.cache_owner = {}
+
+    # -------------------------------------------------------------------- bookkeeping
+    def stack(self) -> list[_Frame]:
+        try:
+            return self.tls.stack  # type: ignore[no-any-return]
+        except AttributeError:
+            self.tls.stack = []
+            return self.tls.stack  # type: ignore[no-any-return]
+
+    def state_for(self, fn: Any) -> FunctionState:
+        state = self.states.get(id(fn))
+        if state is not None and state.ref() is fn:
+            return state
+        with self.lock:
+            return self._register(fn)
+
+    def _register(self, fn: Any) -> FunctionState:
+        info = tfa.describe_function(fn)
+        object_no = self.objects_seen.get((info.qualname, info.filename), 0)
+        self.objects_seen[(info.qualname, info.filename)] = object_no + 1
+        fn_id = id(fn)
+        state = FunctionState(info, None, object_no)
+        state_ref = weakref.ref(state)
+
+        def collected(_: Any, fn_id: int = fn_id) -> None:
+            live = state_ref()
+            if live is not None:
+                live.collected = True
+            if self.states.get(fn_id) is live:
+                self.states.pop(fn_id, None)
+
+        state.ref = weakref.ref(fn, collected)
+        self.states[fn_id] = state
+        cache = getattr(fn, "_function_cache", None)
+        if cache is not None:
+            self.cache_owner[id(cache)] = state
+            try:
+                existing = list(cache.values())
+            except Exception:  # noqa: BLE001 - only a nicety: graphs traced before the watch
+                existing = []
+            for cf in existing:
+                graph = GraphState(state, tfa.signature_of(cf.function_type), "before", "", False)
+                self._add_graph(state, graph, cf)
+        return state
+
+    def _add_graph(self, state: FunctionState, graph: GraphState, cf: Any) -> None:
+        cf_id = id(cf)
+        graphs = state.graphs
+
+        def forget(_: Any) -> None:
+            if graphs.get(cf_id) is graph:
+                graphs.pop(cf_id, None)
+
+        try:
+            graph.cf_ref = weakref.ref(cf, forget)  # ids of dead graphs must not match new ones
+        except TypeError:
+            graph.cf_ref = None
+        state.graphs[cf_id] = graph
+        state.graph_list.append(graph)
+
+    # ------------------------------------------------------------------- TF callbacks
+    def on_concrete_function(self, cf: Any) -> None:
+        """CONCRETE_FUNCTION_CALLBACKS entry: one new graph, on the thread that traced it."""
+        try:
+            self._on_concrete_function(cf)
+        except Exception:  # noqa: BLE001 - never break TensorFlow's tracing
+            logging.getLogger(__name__).debug("tfgraph_lab: trace not recorded", exc_info=True)
+
+    def _on_concrete_function(self, cf: Any) -> None:
+        options = tfa.find_tracing_options()
+        cache = getattr(options, "function_cache", None)
+        if options is None or cache is None:
+            return  # a helper trace TF keeps in no cache (fn_with_cond, initialize_variables)
+        frame = None
+        for candidate in reversed(self.stack()):
+            if self.cache_owner.get(id(cache)) is candidate.state:
+                frame = candidate
+                break
+        state = frame.state if frame is not None else self.cache_owner.get(id(cache))
+        if state is None:
+            with self.lock:
+                state = self._register_orphan(options)
+        scope = "variable-creation" if "NO_VARIABLE" not in str(options.scope_type) else ""
+        if "VARIABLE" not in str(options.scope_type):
+            scope = ""
+        context = tfa.current_context(options.scope_type)
+        via = frame.via if frame is not None else "trace"
+        if state.info.via_hint == "tf.data":
+            via = "tf.data"
+        elif via != "call" and tfa.in_save_context():
+            via = "saved_model"
+        graph = GraphState(state, tfa.signature_of(cf.function_type, context), via, scope, True)
+        state.traced = True
+        self._add_graph(state, graph, cf)
+        if frame is not None:
+            frame.traces.append(graph)
+            frame.served = None
+        else:
+            record = CallRecord(state, via, 0.0)
+            record.traces.append(graph)
+            record.caller = tfa.caller_location()
+            record.reasons = self.explain(state, graph, None)
+            self.log.append(record)
+
+    def _register_orphan(self, options: Any) -> FunctionState:
+        info = tfa.describe_function(None, options)
+        object_no = self.objects_seen.get((info.qualname, info.filename), 0)
+        self.objects_seen[(info.qualname, info.filename)] = object_no + 1
+        state = FunctionState(info, lambda: None, object_no)
+        self.cache_owner[id(options.function_cache)] = state
+        return state
+
+    # ------------------------------------------------------------------------ calls
+    def finish(
+        self,
+        frame: _Frame,
+        seconds: float,
+        fn: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        exc: BaseException | None,
+    ) -> None:
+        """The slow path: a call that traced, raised, or ran no graph."""
+        state = frame.state
+        record = CallRecord(state, frame.via, seconds)
+        record.traces = frame.traces
+        if frame.served is not None:
+            record.graph = state.graphs.get(frame.served)
+        if exc is not None:
+            record.error = f"{type(exc).__name__}: {exc}"[:300]
+            record.failed_trace = tfa.trace_failed(exc)
+        elif not frame.traces and frame.served is None:
+            assert self.handles is not None
+            record.eager = self.handles.run_functions_eagerly()
+        if frame.traces or record.failed_trace:
+            record.caller = tfa.caller_location()
+            thread = threading.current_thread()
+            if thread is not threading.main_thread():
+                record.thread = thread.name
+            call_sig = None
+            if frame.traces and state.info.reduce_retracing:
+                call_sig = tfa.call_signature(fn, args, kwargs)
+            reasons: list[Reason] = []
+            for graph in frame.traces:
+                reasons.extend(self.explain(state, graph, call_sig))
+            record.reasons = tuple(reasons)
+        self.log.append(record)
+
+    def explain(
+        self, state: FunctionState, graph: GraphState, call_sig: Signature | None
+    ) -> tuple[Reason, ...]:
+        earlier = [g for g in state.graph_list if g is not graph and g.seq < graph.seq]
+        code_key = HISTORY.code_key(state.info)
+        is_first_of_object = not earlier
+        objects_before = HISTORY.objects_per_code.get(code_key, 0)
+        if is_first_of_object:
+            HISTORY.objects_per_code[code_key] = objects_before + 1
+        other_objects = HISTORY.last_graphs.get(code_key, [])
+        reasons = explain_trace(
+            new=graph.signature,
+            call=call_sig,
+            cached=[g.signature for g in earlier],
+            cached_scopes=[g.scope for g in earlier],
+            scope=graph.scope,
+            other_objects=other_objects if objects_before else [],
+            reduce_retracing=state.info.reduce_retracing,
+            qualname=state.info.qualname,
+        )
+        HISTORY.last_graphs[code_key] = ([*other_objects, graph.signature])[-8:]
+        graph.retrace = bool(reasons) and reasons[0].code not in NOT_RETRACES
+        return tuple(reasons)
+
+
+_HUB = _Hub()
+
+
+def _make_call_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., Any]:
+    perf = _perf
+    log_append = hub.log.append
+
+    def __call__(fn: Any, *args: Any, **kwds: Any) -> Any:
+        try:
+            stack = hub.tls.stack
+        except AttributeError:
+            stack = hub.stack()
+        state = hub.states.get(id(fn))
+        if state is None or state.ref() is not fn:
+            state = hub.state_for(fn)
+        frame = _Frame(state, "call")
+        stack.append(frame)
+        t0 = perf()
+        try:
+            result = original(fn, *args, **kwds)
+        except BaseException as exc:
+            seconds = perf() - t0
+            stack.pop()
+            hub.finish(frame, seconds, fn, args, kwds, exc)
+            raise
+        seconds = perf() - t0
+        stack.pop()
+        if frame.traces or frame.served is None:
+            hub.finish(frame, seconds, fn, args, kwds, None)
+        else:
+            log_append((state, seconds, state.graphs.get(frame.served)))
+        return result
+
+    __call__.__wrapped__ = original  # type: ignore[attr-defined]
+    __call__._tfgraph_lab_hook = True  # type: ignore[attr-defined]
+    return __call__
+
+
+def _make_gcf_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., Any]:
+    def _get_concrete_function_garbage_collected(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        stack = hub.stack()
+        frame = _Frame(hub.state_for(fn), "get_concrete_function")
+        stack.append(frame)
+        t0 = _perf()
+        try:
+            return original(fn, *args, **kwargs)
+        except BaseException as exc:
+            stack.pop()
+            if tfa.trace_failed(exc):
+                hub.finish(frame, _perf() - t0, fn, args, kwargs, exc)
+            raise
+        finally:
+            if stack and stack[-1] is frame:
+                stack.pop()
+                if frame.traces:
+                    frame.served = id(frame)  # no graph ran: not an eager call either
+                    hub.finish(frame, _perf() - t0, fn, args, kwargs, None)
+
+    _get_concrete_function_garbage_collected.__wrapped__ = original  # type: ignore[attr-defined]
+    _get_concrete_function_garbage_collected._tfgraph_lab_hook = True  # type: ignore[attr-defined]
+    return _get_concrete_function_garbage_collected
+
+
+def _make_call_flat_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., Any]:
+    tls = hub.tls
+
+    def _call_flat(cf: Any, *args: Any, **kwargs: Any) -> Any:
+        stack = getattr(tls, "stack", None)
+        if stack:
+            top = stack[-1]
+            if top.served is None:
+                top.served = id(cf)
+        return original(cf, *args, **kwargs)
+
+    _call_flat.__wrapped__ = original  # type: ignore[attr-defined]
+    _call_flat._tfgraph_lab_hook = True  # type: ignore[attr-defined]
+    return _call_flat
+
+
+def is_patched() -> bool:
+    """True while any tfgraph_lab hook is installed in TensorFlow."""
+    h = tfa._HANDLES
+    if h is None:
+        return False
+    hooked = [h.function_class.__dict__.get("__call__")]
+    hooked.append(h.function_class.__dict__.get("_get_concrete_function_garbage_collected"))
+    if h.concrete_function_class is not None:
+        hooked.append(h.concrete_function_class.__dict__.get("_call_flat"))
+    if any(getattr(x, "_tfgraph_lab_hook", False) for x in hooked):
+        return True
+    if h.callbacks is not None and any(
+        getattr(cb, "__self__", None) is _HUB for cb in h.callbacks
+    ):
+        return True
+    return any(
+        isinstance(x, _RetraceWarningHandler) for x in logging.getLogger("tensorflow").handlers
+    )
+
+
+class TraceRecorder:
+    """Records every tf.function call and trace between :meth:`start` and :meth:`stop`.
+
+    Use :func:`watch` (a context manager) rather than this class directly.
+    """
+
+    def __init__(self, max_traces: TraceBudget | int | str | None = None) -> None:
+        self.budget = TraceBudget.parse(max_traces)
+        self._start = 0
+        self._warnings_start = 0
+        self._entries: list[LogEntry] | None = None
+        self._warnings: list[str] = []
+        self._report: Any = None
+        self.active = False
+        self.started_at = 0.0
+        self.seconds = 0.0
+        self.tf_version = ""
+        self.degraded: tuple[str, ...] = ()
+        self.eager_at_start = False
+
+    def start(self) -> TraceRecorder:
+        if self.active:
+            raise RuntimeError("this TraceRecorder is already recording")
+        _HUB.attach(self)
+        h = _HUB.handles
+        assert h is not None
+        self.tf_version = h.version
+        self.degraded = h.missing
+        self.eager_at_start = h.run_functions_eagerly()
+        self._start = len(_HUB.log)
+        self._warnings_start = len(_HUB.warnings)
+        self.started_at = _perf()
+        self.active = True
+        return self
+
+    def stop(self) -> None:
+        if not self.active:
+            return
+        self.seconds = _perf() - self.started_at
+        try:
+            self._entries = _HUB.log[self._start :]
+            self._warnings = _HUB.warnings[self._warnings_start :]
+        finally:
+            self.active = False
+            _HUB.detach(self)
+
+    def entries(self) -> list[LogEntry]:
+        """The log entries of this watch so far (a copy)."""
+        if self._entries is not None:
+            return list(self._entries)
+        return _HUB.log[self._start :]
+
+    def warnings(self) -> list[str]:
+        if self.active:
+            return _HUB.warnings[self._warnings_start :]
+        return list(self._warnings)
+
+    @property
+    def report(self) -> Any:
+        """The :class:`~tfgraph_lab.report.TraceReport` (a live snapshot while recording)."""
+        from .report import TraceReport
+
+        if self.active:
+            return TraceReport.from_recorder(self)
+        if self._report is None:
+            self._report = TraceReport.from_recorder(self)
+        return self._report
+
+    def check_budget(self) -> None:
+        """Raise :class:`TraceBudgetExceeded` when a function traced more than allowed."""
+        if self.budget is None:
+            return
+        report = self.report
+        overruns = self.budget.overruns(report.functions)
+        if overruns:
+            raise TraceBudgetExceeded(overruns, report)
+
+    def __enter__(self) -> TraceRecorder:
+        return self.start()
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.stop()
+        if exc_type is None:
+            self.check_budget()
+
+
+@contextmanager
+def watch(max_traces: TraceBudget | int | str | None = None) -> Iterator[TraceRecorder]:
+    """Watch every tf.function call in the process; ``w.report`` is the TraceReport.
+
+    ``max_traces`` is a budget: ``3`` (every function), ``"train_step=1"``, or a mapping/list of
+    such; a function over budget raises :class:`TraceBudgetExceeded` when the block ends.
+    """
+    recorder = TraceRecorder(max_traces)
+    with recorder:
+        yield recorder

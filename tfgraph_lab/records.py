@@ -1,0 +1,218 @@
+"""Plain data passed between the layers: argument leaves, signatures, reasons, graphs, events.
+
+Everything here is a frozen dataclass of strings, numbers and tuples. Nothing in this module
+imports TensorFlow, IPython or ipywidgets, and nothing here may hold a reference to a user
+argument or to a TensorFlow object: the recorder renders those to text before they arrive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "ArgLeaf",
+    "Event",
+    "FunctionSummary",
+    "GraphSummary",
+    "Reason",
+    "Signature",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ArgLeaf:
+    """One leaf of a call or graph signature, e.g. ``x`` a float32 tensor of shape (32, 128).
+
+    ``kind`` is one of ``tensor``, ``python``, ``variable``, ``object``, ``container``,
+    ``composite`` (RaggedTensor, Dataset, Iterator…) and ``other``. Containers appear as a
+    leaf of their own (``value`` names their length or keys) followed by their items, so a
+    change of structure and a change inside one item are both visible.
+    """
+
+    path: str
+    kind: str
+    type_name: str
+    dtype: str | None = None
+    shape: tuple[int | None, ...] | None = None
+    value: str | None = None
+
+    @property
+    def shape_text(self) -> str:
+        """The shape as TensorFlow prints it: ``(32, 128)``, ``(None, 128)``, ``<unknown>``."""
+        if self.shape is None:
+            return "<unknown>"
+        inner = ", ".join("None" if d is None else str(d) for d in self.shape)
+        return f"({inner},)" if len(self.shape) == 1 else f"({inner})"
+
+    def describe(self) -> str:
+        """A short human description of this leaf's type, used for before/after texts."""
+        if self.kind in ("tensor", "variable"):
+            return f"{self.type_name}(shape={self.shape_text}, dtype={self.dtype})"
+        if self.kind == "python":
+            return f"{self.type_name} {self.value}"
+        if self.kind == "container":
+            return f"{self.type_name} {self.value}"
+        if self.value:
+            return f"{self.type_name} {self.value}"
+        return self.type_name
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """The input signature of one call or one graph, as plain leaves plus its context."""
+
+    leaves: tuple[ArgLeaf, ...]
+    text: str
+    context: str = ""
+
+    def by_path(self) -> dict[str, ArgLeaf]:
+        return {leaf.path: leaf for leaf in self.leaves}
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a trace happened, for one argument (or for the whole function)."""
+
+    code: str
+    argument: str = ""
+    before: str = ""
+    after: str = ""
+    message: str = ""
+    fix: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "code": self.code,
+            "argument": self.argument,
+            "before": self.before,
+            "after": self.after,
+            "message": self.message,
+            "fix": self.fix,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GraphSummary:
+    """One graph (concrete function) in a function's cache, and the calls it served."""
+
+    signature: str
+    hits: int
+    traced_in_watch: bool = True
+    via: str = "call"
+    scope: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "signature": self.signature,
+            "hits": self.hits,
+            "traced_in_watch": self.traced_in_watch,
+            "via": self.via,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One call of a tf.function, or one trace made without a call (``via`` says how).
+
+    ``traces`` is the number of graphs this event added to the cache (2 for a first call that
+    created variables). ``graph`` is the index, in the function's ``graphs``, of the graph that
+    ran, when known. Reasons are filled only for events that traced.
+    """
+
+    index: int
+    qualname: str
+    filename: str
+    function_object: int
+    via: str
+    traced: bool
+    traces: int
+    seconds: float
+    graph: int | None = None
+    eager: bool = False
+    failed_trace: bool = False
+    error: str | None = None
+    caller: str | None = None
+    thread: str | None = None
+    signature: str | None = None
+    reasons: tuple[Reason, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {
+            "index": self.index,
+            "qualname": self.qualname,
+            "filename": self.filename,
+            "function_object": self.function_object,
+            "traced": self.traced,
+            "traces": self.traces,
+            "via": self.via,
+            "seconds": self.seconds,
+            "graph": self.graph,
+            "reasons": [r.to_dict() for r in self.reasons],
+        }
+        for key in ("eager", "failed_trace"):
+            if getattr(self, key):
+                data[key] = True
+        for key in ("error", "caller", "thread", "signature"):
+            value = getattr(self, key)
+            if value is not None:
+                data[key] = value
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSummary:
+    """Everything the watch saw of one Python function (all its tf.function objects summed)."""
+
+    qualname: str
+    filename: str
+    firstlineno: int
+    calls: int
+    traces: int
+    failed_traces: int
+    trace_seconds: float
+    call_seconds: float
+    framework: bool
+    graphs: tuple[GraphSummary, ...] = ()
+    function_objects: int = 1
+    objects_traced: int = 0
+    traced_calls: int = 0
+    retraces: int = 0
+    eager_calls: int = 0
+    reduce_retracing: bool = False
+    input_signature: str | None = None
+
+    @property
+    def retraces(self) -> int:
+        """Traces beyond the first graph of each function object that traced."""
+        return max(0, self.traces - self.objects_traced)
+
+    @property
+    def cached_calls(self) -> int:
+        return self.calls - self.traced_calls
+
+    @property
+    def mean_cached_seconds(self) -> float | None:
+        """Mean time of a call that did not trace, or None when every call traced."""
+        hits = self.cached_calls
+        if hits <= 0:
+            return None
+        return max(0.0, self.call_seconds - self.trace_seconds) / hits
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "qualname": self.qualname,
+            "filename": self.filename,
+            "firstlineno": self.firstlineno,
+            "calls": self.calls,
+            "traces": self.traces,
+            "failed_traces": self.failed_traces,
+            "trace_seconds": self.trace_seconds,
+            "call_seconds": self.call_seconds,
+            "framework": self.framework,
+            "function_objects": self.function_objects,
+            "retraces": self.retraces,
+            "eager_calls": self.eager_calls,
+            "reduce_retracing": self.reduce_retracing,
+            "input_signature": self.input_signature,
+            "graphs": [g.to_dict() for g in self.graphs],
+        }

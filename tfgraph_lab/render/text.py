@@ -1,0 +1,158 @@
+"""The terminal rendering of a TraceReport (also the ``text/plain`` twin of the HTML)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..records import Event, FunctionSummary
+from .format import fmt_seconds, plural
+
+if TYPE_CHECKING:
+    from ..report import TraceReport
+
+__all__ = ["cost_text", "headline", "notices", "render_text"]
+
+MAX_RETRACES_SHOWN = 8
+
+
+def headline(report: TraceReport) -> str:
+    """``2 functions · 43 calls · 5 traces, 3 of them retraces · tracing took 61 ms ≈ …``."""
+    parts = [
+        plural(len(report.shown_functions), "function"),
+        plural(report.calls, "call"),
+    ]
+    traces = plural(report.traces, "trace")
+    if report.traces:
+        traces += f", {report.retraces} of them {'retrace' if report.retraces == 1 else 'retraces'}"
+    parts.append(traces)
+    if report.traces:
+        took = f"tracing took {fmt_seconds(report.trace_seconds)}"
+        mean = report.mean_cached_seconds
+        if mean:
+            took += f" ≈ {report.trace_seconds / mean:,.0f} cached calls"
+        parts.append(took)
+    return " · ".join(parts)
+
+
+def notices(report: TraceReport) -> list[str]:
+    """Warnings that change how the numbers must be read."""
+    out = []
+    if report.eager_calls:
+        out.append(
+            f"tf.config.run_functions_eagerly(True) was on: {plural(report.eager_calls, 'call')} "
+            "ran eagerly and bypassed tracing, so these counts do not show what graph mode "
+            "would do. Turn it off with tf.config.run_functions_eagerly(False)."
+        )
+    if report.degraded:
+        out.append(
+            "count-only mode: this TensorFlow release moved internals tfgraph_lab relies on "
+            f"({', '.join(report.degraded)}); trace counts are exact, reasons and graph hits are not."
+        )
+    return out
+
+
+def cost_text(event: Event, fn: FunctionSummary) -> str:
+    """``4.1 ms ≈ 22 cached calls`` (or just the time when no cached call was seen)."""
+    text = fmt_seconds(event.seconds)
+    mean = fn.mean_cached_seconds
+    if mean:
+        text += f" ≈ {event.seconds / mean:,.0f} cached calls"
+    return text
+
+
+def _where(fn: FunctionSummary) -> str:
+    return f"{fn.filename}:{fn.firstlineno}" if fn.firstlineno else fn.filename
+
+
+def render_text(report: TraceReport) -> str:
+    lines = ["tracewatch · " + headline(report)]
+    lines += ["! " + n for n in notices(report)]
+    shown = report.shown_functions
+    if not report.functions:
+        lines.append("no tf.function was called while watching.")
+        return "\n".join(lines)
+    lines.append("")
+    header = f"{'function':<32} {'calls':>7} {'traces':>6} {'retraces':>8} {'tracing':>9} {'cached call':>11}"
+    lines.append(header)
+    for fn in shown:
+        mean = fn.mean_cached_seconds
+        lines.append(
+            f"{fn.qualname[:32]:<32} {fn.calls:>7} {fn.traces:>6} {fn.retraces:>8} "
+            f"{fmt_seconds(fn.trace_seconds):>9} {(fmt_seconds(mean) if mean else '-'):>11}"
+            + ("  [framework]" if fn.framework else "")
+        )
+    if report.hidden_functions:
+        lines.append(
+            f"({plural(report.hidden_functions, 'TensorFlow/Keras function')} hidden; "
+            "--all or show_framework=True lists them)"
+        )
+    by_fn: dict[tuple[str, str], list[Event]] = {}
+    for e in report.events:
+        if e.traced or e.failed_trace:
+            by_fn.setdefault((e.qualname, e.filename), []).append(e)
+    for fn in shown:
+        lines.append("")
+        lines.append(f"{fn.qualname}  ({_where(fn)})")
+        if fn.eager_calls:
+            lines.append(f"  ran eagerly {plural(fn.eager_calls, 'time')}: no graph, no tracing")
+        if fn.graphs:
+            lines.append("  graph cache:")
+            for i, g in enumerate(fn.graphs):
+                note = "" if g.traced_in_watch else "  (traced before the watch)"
+                if g.via not in ("call", "before"):
+                    note += f"  (via {g.via})"
+                lines.append(f"    #{i}  {g.signature or '()'}  — {plural(g.hits, 'hit')}{note}")
+        traced = by_fn.get((fn.qualname, fn.filename), [])
+        explained = [e for e in traced if any(r.code not in ("first-trace",) for r in e.reasons) or e.failed_trace]
+        if explained:
+            lines.append("  traces:")
+            for e in explained[:MAX_RETRACES_SHOWN]:
+                lines += _event_lines(e, fn)
+            if len(explained) > MAX_RETRACES_SHOWN:
+                lines.append(f"    … {len(explained) - MAX_RETRACES_SHOWN} more (see the JSON)")
+        suggestion = report.suggestions.get(f"{fn.qualname}\0{fn.filename}")
+        if suggestion:
+            lines.append("  suggested fix:")
+            lines += ["    " + s for s in suggestion.splitlines()]
+    if report.warnings:
+        lines.append("")
+        lines.append(f"TensorFlow's own warning{'s' if len(report.warnings) > 1 else ''} (captured):")
+        lines += ["  " + w.splitlines()[0][:200] for w in report.warnings]
+    if report.compare_eager:
+        lines.append("")
+        graph_s = report.compare_eager.get("graph_seconds", 0.0)
+        eager_s = report.compare_eager.get("eager_seconds", 0.0)
+        lines.append(
+            f"graph vs eager: the cell took {fmt_seconds(graph_s)} with tf.function and "
+            f"{fmt_seconds(eager_s)} eagerly ({_ratio_text(graph_s, eager_s)})"
+        )
+    return "\n".join(lines)
+
+
+def _ratio_text(graph_s: float, eager_s: float) -> str:
+    if graph_s <= 0 or eager_s <= 0:
+        return "no comparison"
+    if graph_s <= eager_s:
+        return f"graph mode {eager_s / graph_s:.1f}× faster"
+    return f"graph mode {graph_s / eager_s:.1f}× slower — tracing costs more than it saves here"
+
+
+def _event_lines(e: Event, fn: FunctionSummary) -> list[str]:
+    label = f"    call {e.index}" if e.via == "call" else f"    {e.via}"
+    lines = []
+    if e.failed_trace:
+        lines.append(f"{label}  trace failed: {e.error}")
+    for r in e.reasons:
+        change = f"{r.argument}: {r.before} → {r.after}" if r.argument else ""
+        lines.append(f"{label}  {r.code}  {change}".rstrip())
+        if r.message:
+            lines.append(f"        why: {r.message}")
+        if r.fix:
+            lines.append(f"        fix: {r.fix}")
+    extra = [f"cost {cost_text(e, fn)}"]
+    if e.caller:
+        extra.append(f"at {e.caller}")
+    if e.thread:
+        extra.append(f"thread {e.thread}")
+    lines.append("        " + " · ".join(extra))
+    return lines

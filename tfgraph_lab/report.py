@@ -1,0 +1,268 @@
+"""TraceReport: what a watch saw, as plain data with summaries, JSON and rich display.
+
+Built once from the recorder's log (see :meth:`TraceReport.from_recorder`); afterwards it holds
+only strings and numbers, so it can be stored, compared, serialised and rendered anywhere.
+Imports neither TensorFlow nor IPython.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .records import Event, FunctionSummary, GraphSummary, Reason
+
+if TYPE_CHECKING:
+    from .recorder import TraceRecorder
+
+__all__ = ["JSON_VERSION", "TraceReport"]
+
+JSON_VERSION = 1
+
+
+@dataclass(frozen=True)
+class TraceReport:
+    """Per-function summaries and per-call events of one watch.
+
+    ``functions`` lists user functions first, then framework (TF/Keras) ones; ``events`` are in
+    call order. ``show_framework`` only changes what the renderings show.
+    """
+
+    functions: tuple[FunctionSummary, ...] = ()
+    events: tuple[Event, ...] = ()
+    warnings: tuple[str, ...] = ()
+    seconds: float = 0.0
+    tf_version: str = ""
+    eager_calls: int = 0
+    degraded: tuple[str, ...] = ()
+    budget: str | None = None
+    show_framework: bool = False
+    compare_eager: dict[str, float] | None = None
+    suggestions: dict[str, str] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_recorder(cls, recorder: TraceRecorder) -> TraceReport:
+        from ._aggregate import aggregate
+
+        functions, events, suggestions = aggregate(recorder.entries())
+        budget = recorder.budget.describe() if recorder.budget is not None else None
+        return cls(
+            functions=functions,
+            events=events,
+            warnings=tuple(recorder.warnings()),
+            seconds=recorder.seconds,
+            tf_version=recorder.tf_version,
+            eager_calls=sum(f.eager_calls for f in functions),
+            degraded=recorder.degraded,
+            budget=budget,
+            suggestions=suggestions,
+        )
+
+    def with_options(self, **changes: Any) -> TraceReport:
+        """A copy with some fields changed (e.g. ``show_framework=True``)."""
+        from dataclasses import replace
+
+        return replace(self, **changes)
+
+    # ----------------------------------------------------------------- summaries
+    @property
+    def shown_functions(self) -> tuple[FunctionSummary, ...]:
+        """The functions the renderings list (framework ones only with ``show_framework``)."""
+        if self.show_framework:
+            return self.functions
+        return tuple(f for f in self.functions if not f.framework)
+
+    @property
+    def hidden_functions(self) -> int:
+        return len(self.functions) - len(self.shown_functions)
+
+    @property
+    def calls(self) -> int:
+        return sum(f.calls for f in self.shown_functions)
+
+    @property
+    def traces(self) -> int:
+        return sum(f.traces for f in self.shown_functions)
+
+    @property
+    def retraces(self) -> int:
+        return sum(f.retraces for f in self.shown_functions)
+
+    @property
+    def trace_seconds(self) -> float:
+        return sum(f.trace_seconds for f in self.shown_functions)
+
+    @property
+    def mean_cached_seconds(self) -> float | None:
+        hits = sum(f.cached_calls for f in self.shown_functions)
+        if hits <= 0:
+            return None
+        cached_time = sum(
+            max(0.0, f.call_seconds - f.trace_seconds) for f in self.shown_functions
+        )
+        return cached_time / hits
+
+    @property
+    def retrace_events(self) -> tuple[Event, ...]:
+        """Events that traced for a reason other than a first trace or variable creation."""
+        shown = {(f.qualname, f.filename) for f in self.shown_functions}
+        return tuple(
+            e
+            for e in self.events
+            if e.traced
+            and (e.qualname, e.filename) in shown
+            and any(r.code not in ("first-trace", "variable-creation") for r in e.reasons)
+        )
+
+    def function(self, qualname: str) -> FunctionSummary:
+        """The summary of the function called ``qualname`` (or ending in ``.qualname``)."""
+        matches = [f for f in self.functions if f.qualname == qualname]
+        if not matches:
+            matches = [f for f in self.functions if f.qualname.endswith("." + qualname)]
+        if not matches:
+            known = ", ".join(sorted({f.qualname for f in self.functions})) or "none"
+            raise KeyError(f"no function {qualname!r} in this report; functions seen: {known}")
+        return matches[0]
+
+    def traces_by_function(self) -> dict[str, int]:
+        """``{qualname: traces}``, summed over files, for every function seen."""
+        out: dict[str, int] = {}
+        for f in self.functions:
+            out[f.qualname] = out.get(f.qualname, 0) + f.traces
+        return out
+
+    def suggest(self, qualname: str) -> str | None:
+        """The decorator or call change that would stop ``qualname`` retracing, if any."""
+        fn = self.function(qualname)
+        return self.suggestions.get(f"{fn.qualname}\0{fn.filename}")
+
+    def headline(self) -> str:
+        from .render.text import headline
+
+        return headline(self)
+
+    # ---------------------------------------------------------------------- JSON
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON version 1 (see DESIGN.md)."""
+        return {
+            "version": JSON_VERSION,
+            "tf_version": self.tf_version,
+            "seconds": self.seconds,
+            "eager_calls": self.eager_calls,
+            "degraded": list(self.degraded),
+            "budget": self.budget,
+            "functions": [
+                {**f.to_dict(), "suggestion": self.suggestions.get(f"{f.qualname}\0{f.filename}")}
+                for f in self.functions
+            ],
+            "events": [e.to_dict() for e in self.events],
+            "warnings": list(self.warnings),
+            **({"compare_eager": self.compare_eager} if self.compare_eager else {}),
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TraceReport:
+        """Rebuild a report from :meth:`to_dict` output (e.g. a ``--json`` file)."""
+        if data.get("version") != JSON_VERSION:
+            raise ValueError(
+                f"unsupported tfgraph_lab JSON version {data.get('version')!r}; "
+                f"this version reads version {JSON_VERSION}"
+            )
+        functions = tuple(_function_from_dict(f) for f in data.get("functions", []))
+        suggestions = {
+            f"{f['qualname']}\0{f['filename']}": f["suggestion"]
+            for f in data.get("functions", [])
+            if f.get("suggestion")
+        }
+        return cls(
+            functions=functions,
+            events=tuple(_event_from_dict(e) for e in data.get("events", [])),
+            warnings=tuple(data.get("warnings", [])),
+            seconds=float(data.get("seconds", 0.0)),
+            tf_version=str(data.get("tf_version", "")),
+            eager_calls=int(data.get("eager_calls", 0)),
+            degraded=tuple(data.get("degraded", [])),
+            budget=data.get("budget"),
+            compare_eager=data.get("compare_eager"),
+            suggestions=suggestions,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> TraceReport:
+        return cls.from_dict(json.loads(text))
+
+    # ------------------------------------------------------------------- display
+    def __str__(self) -> str:
+        from .render.text import render_text
+
+        return render_text(self)
+
+    def __repr__(self) -> str:
+        return f"<TraceReport: {self.headline()}>"
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self) if not cycle else "<TraceReport …>")
+
+    def _repr_html_(self) -> str:
+        from .render.html import render_html
+
+        return render_html(self)
+
+    def _repr_mimebundle_(self, include: Iterable[str] | None = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": str(self), "text/html": self._repr_html_()}
+
+
+def _function_from_dict(data: dict[str, Any]) -> FunctionSummary:
+    graphs = tuple(
+        GraphSummary(
+            signature=g["signature"],
+            hits=int(g["hits"]),
+            traced_in_watch=bool(g.get("traced_in_watch", True)),
+            via=str(g.get("via", "call")),
+        )
+        for g in data.get("graphs", [])
+    )
+    return FunctionSummary(
+        qualname=data["qualname"],
+        filename=data.get("filename", ""),
+        firstlineno=int(data.get("firstlineno", 0)),
+        calls=int(data["calls"]),
+        traces=int(data["traces"]),
+        failed_traces=int(data.get("failed_traces", 0)),
+        trace_seconds=float(data.get("trace_seconds", 0.0)),
+        call_seconds=float(data.get("call_seconds", 0.0)),
+        framework=bool(data.get("framework", False)),
+        graphs=graphs,
+        function_objects=int(data.get("function_objects", 1)),
+        retraces=int(data.get("retraces", 0)),
+        eager_calls=int(data.get("eager_calls", 0)),
+        reduce_retracing=bool(data.get("reduce_retracing", False)),
+        input_signature=data.get("input_signature"),
+    )
+
+
+def _event_from_dict(data: dict[str, Any]) -> Event:
+    return Event(
+        index=int(data.get("index", 0)),
+        qualname=data["qualname"],
+        filename=data.get("filename", ""),
+        function_object=int(data.get("function_object", 0)),
+        via=data.get("via", "call"),
+        traced=bool(data["traced"]),
+        traces=int(data.get("traces", 1 if data["traced"] else 0)),
+        seconds=float(data.get("seconds", 0.0)),
+        graph=data.get("graph"),
+        eager=bool(data.get("eager", False)),
+        failed_trace=bool(data.get("failed_trace", False)),
+        error=data.get("error"),
+        caller=data.get("caller"),
+        thread=data.get("thread"),
+        signature=data.get("signature"),
+        reasons=tuple(Reason(**r) for r in data.get("reasons", [])),
+    )

@@ -19,12 +19,14 @@ __all__ = [
     "TfgraphLabError",
     "__version__",
     "load_ipython_extension",
+    "monitor",
     "unload_ipython_extension",
     "watch",
 ]
 
 if TYPE_CHECKING:
     from .errors import TfgraphLabError, TraceBudgetExceeded
+    from .monitor import monitor
     from .recorder import TraceRecorder, watch
     from .report import TraceReport
 
@@ -33,6 +35,7 @@ _LAZY = {
     "TfgraphLabError": ("errors", "TfgraphLabError"),
     "TraceRecorder": ("recorder", "TraceRecorder"),
     "TraceReport": ("report", "TraceReport"),
+    "monitor": ("monitor", "monitor"),
     "watch": ("recorder", "watch"),
 }
 

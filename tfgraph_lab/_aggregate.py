@@ -52,9 +52,13 @@ class _Acc:
 
 
 def aggregate(
-    entries: Sequence[Any],
+    entries: Sequence[Any], log_end: int | None = None
 ) -> tuple[tuple[FunctionSummary, ...], tuple[Event, ...], dict[str, str]]:
-    """Summaries per function (user functions first), events in order, and fix suggestions."""
+    """Summaries per function (user functions first), events in order, and fix suggestions.
+
+    Each function's graph cache lists every graph its objects held by ``log_end`` (the end of
+    this watch in the shared log), including graphs traced before the watch began.
+    """
     from .recorder import CallRecord
 
     accs: dict[tuple[str, str], _Acc] = {}
@@ -67,6 +71,9 @@ def aggregate(
             acc = accs[state.key] = _Acc(state.info)
         if id(state) not in acc.objects:
             acc.objects[id(state)] = state
+            for graph in state.graph_list:
+                if log_end is None or graph.log_pos <= log_end:
+                    index_of(acc, graph)
         return acc
 
     def index_of(acc: _Acc, graph: Any) -> int:

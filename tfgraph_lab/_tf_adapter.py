@@ -289,7 +289,6 @@ def _framework_roots() -> tuple[str, ...]:
     if purelib:
         for package in ("tensorflow", "keras", "tf_keras"):
             roots.append(os.path.join(purelib, package) + os.sep)
-    roots.append(os.path.dirname(os.path.abspath(__file__)) + os.sep)
     return tuple(dict.fromkeys(roots))
 
 
@@ -307,14 +306,24 @@ def is_framework_file(filename: str) -> bool:
     return path.startswith(_ROOTS)
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# Our own machinery; the demo module is user-like code and stays visible.
+_OWN_MACHINERY = tuple(
+    _PACKAGE_DIR + name
+    for name in ("recorder.py", "_tf_adapter.py", "_magic.py", "cli.py", "monitor.py")
+) + (_PACKAGE_DIR + "widgets" + os.sep,)
+
+
 def caller_location() -> str | None:
     """``file:line`` of the innermost frame outside TF, Keras, tfgraph_lab and the stdlib."""
     stdlib = sysconfig.get_paths().get("stdlib", "") + os.sep
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not is_framework_file(filename) and not (
-            stdlib != os.sep and filename.startswith(stdlib)
+        if (
+            not is_framework_file(filename)
+            and not filename.startswith(_OWN_MACHINERY)
+            and not (stdlib != os.sep and filename.startswith(stdlib))
         ):
             return f"{filename}:{frame.f_lineno}"
         frame = frame.f_back  # type: ignore[assignment]

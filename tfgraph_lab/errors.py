@@ -39,3 +39,7 @@ class TraceBudgetExceeded(TfgraphLabError):
             + "; ".join(parts)
             + ". The report above says why each retrace happened and how to fix it."
         )
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython shows just the message: the budget is the user's check, not a crash."""
+        return [f"TraceBudgetExceeded: {self}"]

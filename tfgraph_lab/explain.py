@@ -81,7 +81,7 @@ def explain_trace(
     candidates = same_scope or list(cached)
     best: list[Reason] | None = None
     best_against: Signature | None = None
-    for against in candidates:
+    for against in reversed(candidates):  # ties go to the most recent graph
         reasons = _diff(against, seen, history=list(cached) + [seen])
         if best is None or _rank(reasons) < _rank(best):
             best, best_against = reasons, against

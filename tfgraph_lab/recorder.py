@@ -67,7 +67,7 @@ class FunctionState:
 class GraphState:
     """One graph (concrete function) of a function object."""
 
-    __slots__ = ("state", "signature", "via", "scope", "in_watch", "seq", "cf_ref", "retrace")
+    __slots__ = ("state", "signature", "via", "scope", "in_watch", "seq", "cf_ref", "retrace", "log_pos")
 
     def __init__(
         self, state: FunctionState, signature: Signature, via: str, scope: str, in_watch: bool
@@ -80,6 +80,7 @@ class GraphState:
         self.seq = len(state.graph_list)
         self.cf_ref: Any = None
         self.retrace = False
+        self.log_pos = 0  # length of the shared log when the graph appeared
 
 
 class _Frame:
@@ -295,6 +296,7 @@ class _Hub:
             graph.cf_ref = weakref.ref(cf, forget)  # ids of dead graphs must not match new ones
         except TypeError:
             graph.cf_ref = None
+        graph.log_pos = len(self.log)
         state.graphs[cf_id] = graph
         state.graph_list.append(graph)
 
@@ -561,6 +563,11 @@ class TraceRecorder:
         if self._entries is not None:
             return list(self._entries)
         return _HUB.log[self._start :]
+
+    @property
+    def log_end(self) -> int:
+        """Position in the shared log just past this watch's last entry."""
+        return self._start + len(self.entries())
 
     def warnings(self) -> list[str]:
         if self.active:

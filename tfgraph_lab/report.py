@@ -47,7 +47,8 @@ class TraceReport:
     def from_recorder(cls, recorder: TraceRecorder) -> TraceReport:
         from ._aggregate import aggregate
 
-        functions, events, suggestions = aggregate(recorder.entries())
+        entries = recorder.entries()
+        functions, events, suggestions = aggregate(entries, recorder.log_end)
         budget = recorder.budget.describe() if recorder.budget is not None else None
         return cls(
             functions=functions,

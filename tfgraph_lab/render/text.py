@@ -106,8 +106,9 @@ def render_text(report: TraceReport) -> str:
         explained = [e for e in traced if any(r.code not in ("first-trace",) for r in e.reasons) or e.failed_trace]
         if explained:
             lines.append("  traces:")
+            said: set[tuple[str, str]] = set()
             for e in explained[:MAX_RETRACES_SHOWN]:
-                lines += _event_lines(e, fn)
+                lines += _event_lines(e, fn, said)
             if len(explained) > MAX_RETRACES_SHOWN:
                 lines.append(f"    … {len(explained) - MAX_RETRACES_SHOWN} more (see the JSON)")
         suggestion = report.suggestions.get(f"{fn.qualname}\0{fn.filename}")
@@ -137,7 +138,8 @@ def _ratio_text(graph_s: float, eager_s: float) -> str:
     return f"graph mode {graph_s / eager_s:.1f}× slower — tracing costs more than it saves here"
 
 
-def _event_lines(e: Event, fn: FunctionSummary) -> list[str]:
+def _event_lines(e: Event, fn: FunctionSummary, said: set[tuple[str, str]]) -> list[str]:
+    """Lines for one traced event; why/fix are printed once per (code, argument)."""
     label = f"    call {e.index}" if e.via == "call" else f"    {e.via}"
     lines = []
     if e.failed_trace:
@@ -145,6 +147,9 @@ def _event_lines(e: Event, fn: FunctionSummary) -> list[str]:
     for r in e.reasons:
         change = f"{r.argument}: {r.before} → {r.after}" if r.argument else ""
         lines.append(f"{label}  {r.code}  {change}".rstrip())
+        if (r.code, r.argument) in said:
+            continue
+        said.add((r.code, r.argument))
         if r.message:
             lines.append(f"        why: {r.message}")
         if r.fix:

@@ -1,0 +1,212 @@
+"""IPython glue: ``%%tracewatch`` (cell) and ``%tracewatch on|off|status`` (line).
+
+Thin by design: parse flags, run the cell inside :func:`tfgraph_lab.recorder.watch`, then
+display / return / store / write the report. Formatting lives in ``render``, diffing in
+``explain``, monitoring in ``monitor``. Imported only by ``load_ipython_extension``.
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+
+from .budget import TraceBudget
+from .errors import TfgraphLabError, UsageProblem
+from .output import write_json
+
+__all__ = ["TraceWatchMagics", "load", "unload"]
+
+
+@magics_class
+class TraceWatchMagics(Magics):
+    """The ``tracewatch`` magics."""
+
+    @magic_arguments()
+    @argument("-q", "--quiet", action="store_true", help="Do not display the report.")
+    @argument("-o", "--output", action="store_true", help="Return the TraceReport (as the cell's value).")
+    @argument("-v", "--variable", metavar="NAME", help="Store the TraceReport in the variable NAME.")
+    @argument(
+        "--max-traces",
+        action="append",
+        metavar="N|FN=N",
+        help="Trace budget: N for every user function, FN=N for one function (repeatable). "
+        "The cell fails with TraceBudgetExceeded after the report is shown.",
+    )
+    @argument("--json", metavar="PATH", help="Also write the report as JSON (version 1) to PATH.")
+    @argument("--all", action="store_true", help="Show TensorFlow/Keras internal functions too.")
+    @argument(
+        "--compare-eager",
+        action="store_true",
+        help="Run the cell a second time with tf.config.run_functions_eagerly(True) and show "
+        "graph vs eager time side by side. The cell runs TWICE: avoid on cells with side effects.",
+    )
+    @argument("--live", action="store_true", help="Show live counters while the cell runs (needs ipywidgets).")
+    @argument("mode", nargs="?", help="Line magic only: on, off or status (always-on monitoring).")
+    @no_var_expand
+    @line_cell_magic
+    def tracewatch(self, line: str = "", cell: str | None = None) -> Any:
+        """Watch every tf.function call in this cell and show traces, graph caches, timings and
+        why each retrace happened, with the fix.
+
+        Usage, as a cell magic::
+
+            %%tracewatch [-q] [-o] [-v NAME] [--max-traces N|FN=N ...] [--json PATH]
+                         [--all] [--compare-eager] [--live]
+
+        As a line magic, ``%tracewatch on`` watches every following cell and shows a compact
+        notice under each cell that retraced; ``%tracewatch off`` stops; ``%tracewatch status``
+        says whether it is on.
+
+        An exception raised by the cell propagates unchanged after the report is shown.
+        """
+        try:
+            args = parse_argstring(self.tracewatch, line)
+        except UsageError:
+            raise
+        except SystemExit as exc:  # argparse exits on some errors
+            raise UsageError(f"%%tracewatch: invalid flags {line!r}; see %%tracewatch?") from exc
+        if cell is None:
+            return self._line(args)
+        if args.mode is not None:
+            raise UsageError(
+                f"%%tracewatch takes no positional argument (got {args.mode!r}); "
+                "use %tracewatch on|off|status as a line magic"
+            )
+        try:
+            budget = TraceBudget.parse(args.max_traces)
+        except UsageProblem as exc:
+            raise UsageError(str(exc)) from None
+        if args.variable is not None and not args.variable.isidentifier():
+            raise UsageError(f"-v expects a Python variable name, got {args.variable!r}")
+        return self._run_watched(cell, args, budget)
+
+    # ------------------------------------------------------------------ the cell
+    def _run_watched(self, cell: str, args: Any, budget: TraceBudget | None) -> Any:
+        from .recorder import TraceRecorder
+
+        try:
+            recorder = TraceRecorder(budget)
+        except TfgraphLabError as exc:
+            raise UsageError(str(exc)) from None
+        live = None
+        error: BaseException | None = None
+        value = None
+        try:
+            recorder.start()
+        except TfgraphLabError as exc:
+            raise UsageError(str(exc)) from None
+        try:
+            if args.live:
+                live = _start_live(recorder)
+            t0 = time.perf_counter()
+            value = self._exec(cell)
+            graph_seconds = time.perf_counter() - t0
+        except BaseException as exc:  # noqa: BLE001 - re-raised unchanged below
+            error = exc
+        finally:
+            recorder.stop()
+            if live is not None:
+                live.close()
+        report = recorder.report
+        if args.all:
+            report = report.with_options(show_framework=True)
+        if args.compare_eager and error is None:
+            eager_seconds = self._time_eagerly(cell)
+            report = report.with_options(
+                compare_eager={"graph_seconds": graph_seconds, "eager_seconds": eager_seconds}
+            )
+        if value is not None and error is None:
+            display(value)
+        if not args.quiet:
+            display(report)
+        if args.variable:
+            self.shell.user_ns[args.variable] = report
+        if args.json:
+            try:
+                write_json(report, args.json)
+            except TfgraphLabError as exc:
+                if error is None:
+                    raise UsageError(str(exc)) from None
+        if error is not None:
+            raise error
+        recorder.check_budget()
+        return report if args.output else None
+
+    def _exec(self, cell: str) -> Any:
+        """Run the cell as ``%%time`` does: transform, compile, exec in ``user_ns``."""
+        shell = self.shell
+        transformed = shell.transform_cell(cell)
+        tree = shell.compile.ast_parse(transformed)
+        tree = shell.transform_ast(tree)
+        last_expr = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last_expr = ast.Expression(tree.body.pop().value)
+        filename = shell.compile.cache(transformed, shell.execution_count, raw_code=cell)
+        code = shell.compile(tree, filename, "exec")
+        exec(code, shell.user_global_ns, shell.user_ns)
+        if last_expr is not None:
+            return eval(shell.compile(last_expr, filename, "eval"), shell.user_global_ns, shell.user_ns)
+        return None
+
+    def _time_eagerly(self, cell: str) -> float:
+        import tensorflow as tf
+
+        print("--compare-eager: running the cell a second time with run_functions_eagerly(True)…")
+        before = tf.config.functions_run_eagerly()
+        tf.config.run_functions_eagerly(True)
+        try:
+            t0 = time.perf_counter()
+            self._exec(cell)
+            return time.perf_counter() - t0
+        finally:
+            tf.config.run_functions_eagerly(before)
+
+    # ------------------------------------------------------------------ line mode
+    def _line(self, args: Any) -> Any:
+        from .monitor import shell_monitor
+
+        mode = (args.mode or "status").lower()
+        monitor = shell_monitor(self.shell)
+        if mode == "on":
+            monitor.start()
+            print("tracewatch is on: every cell that retraces gets a notice below it.")
+        elif mode == "off":
+            monitor.stop()
+            print("tracewatch is off.")
+        elif mode == "status":
+            print(monitor.status())
+        else:
+            raise UsageError(
+                f"%tracewatch expects on, off or status, got {args.mode!r}; "
+                "for a single cell use %%tracewatch"
+            )
+        return None
+
+
+def _start_live(recorder: Any) -> Any:
+    try:
+        from .widgets import live_view
+    except ImportError:
+        return None
+    return live_view(recorder)
+
+
+def load(ipython: Any) -> None:
+    ipython.register_magics(TraceWatchMagics)
+
+
+def unload(ipython: Any) -> None:
+    from .monitor import shell_monitor
+
+    shell_monitor(ipython).stop()
+    magics = ipython.magics_manager.magics
+    for kind in ("line", "cell"):
+        magics[kind].pop("tracewatch", None)
+    registry = ipython.magics_manager.registry
+    registry.pop("TraceWatchMagics", None)

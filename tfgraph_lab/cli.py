@@ -1,0 +1,183 @@
+"""``tfgraph-lab`` (also ``python -m tfgraph_lab``): run a script under the recorder, run the demo,
+or render a saved JSON report. Thin argparse glue over :mod:`tfgraph_lab.recorder`.
+
+Exit status of ``run``: the script's own status; 3 when the script succeeded but a
+``--max-traces`` budget was broken; 2 for bad command-line input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+import traceback
+from collections.abc import Sequence
+
+from . import __version__
+from .budget import TraceBudget
+from .errors import TfgraphLabError, UsageProblem
+
+__all__ = ["EXIT_BUDGET", "build_parser", "main"]
+
+EXIT_BUDGET = 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tfgraph-lab",
+        description="See why your tf.functions retrace, and how to stop it.",
+    )
+    parser.add_argument("--version", action="version", version=f"tfgraph-lab {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    run = sub.add_parser(
+        "run",
+        help="run a Python script under the recorder; the report goes to stderr",
+        description="Run SCRIPT with every tf.function watched. The script's stdout and exit "
+        "status pass through; the text report is printed to stderr.",
+    )
+    run.add_argument("--json", metavar="PATH", help="also write the report as JSON (version 1)")
+    run.add_argument(
+        "--max-traces",
+        action="append",
+        metavar="N|FN=N",
+        help="trace budget: N per user function, FN=N for one function (repeatable); "
+        f"exit status {EXIT_BUDGET} when broken",
+    )
+    run.add_argument("--all", action="store_true", help="also list TensorFlow/Keras functions")
+    run.add_argument("-q", "--quiet", action="store_true", help="do not print the report")
+    run.add_argument("script", help="the Python script to run")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+
+    demo = sub.add_parser("demo", help="show the retracing trap and its cure on a tiny model")
+    demo.add_argument("--json", metavar="PATH", help="write the trap's report as JSON")
+
+    show = sub.add_parser("report", help="print a report saved with --json")
+    show.add_argument("path", help="a JSON file written by --json")
+    show.add_argument("--all", action="store_true", help="also list TensorFlow/Keras functions")
+
+    try:
+        from .workshop import add_workshop_links_parser
+    except ImportError:
+        pass
+    else:
+        add_workshop_links_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        return _run(parser, args)
+    if args.command == "demo":
+        return _demo(args)
+    if args.command == "report":
+        return _report(parser, args)
+    handler = getattr(args, "handler", None)
+    if handler is not None:
+        return int(handler(args) or 0)
+    parser.error(f"unknown command {args.command!r}")
+    return 2
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    try:
+        budget = TraceBudget.parse(args.max_traces)
+    except UsageProblem as exc:
+        parser.error(str(exc))
+    script = args.script
+    if not os.path.isfile(script):
+        parser.error(f"no such script: {script!r}")
+    _quiet_tensorflow()
+    from .output import write_json
+    from .recorder import TraceRecorder
+
+    recorder = TraceRecorder(budget)
+    status = 0
+    old_argv, old_path0 = sys.argv, sys.path[0] if sys.path else None
+    sys.argv = [script, *args.args]
+    script_dir = os.path.dirname(os.path.abspath(script))
+    sys.path.insert(0, script_dir)
+    try:
+        recorder.start()
+        try:
+            runpy.run_path(script, run_name="__main__")
+        except SystemExit as exc:
+            status = _exit_code(exc.code)
+        except BaseException:  # noqa: BLE001 - report first, then fail like python would
+            traceback.print_exc()
+            status = 1
+        finally:
+            recorder.stop()
+    except TfgraphLabError as exc:
+        print(f"tfgraph-lab: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        sys.argv = old_argv
+        if sys.path and sys.path[0] == script_dir:
+            sys.path.pop(0)
+        del old_path0
+    sys.stdout.flush()
+    report = recorder.report
+    if args.all:
+        report = report.with_options(show_framework=True)
+    if not args.quiet:
+        print(report, file=sys.stderr)
+    if args.json:
+        try:
+            write_json(report, args.json)
+        except TfgraphLabError as exc:
+            print(f"tfgraph-lab: {exc}", file=sys.stderr)
+            return status or 2
+    if budget is not None and status == 0:
+        overruns = budget.overruns(report.functions)
+        if overruns:
+            parts = ", ".join(f"{n} traced {t}× (budget {b})" for n, t, b in overruns)
+            print(f"tfgraph-lab: trace budget exceeded: {parts}", file=sys.stderr)
+            return EXIT_BUDGET
+    return status
+
+
+def _exit_code(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _demo(args: argparse.Namespace) -> int:
+    _quiet_tensorflow()
+    from .demo import run_demo
+
+    slow, _ = run_demo()
+    if args.json:
+        from .output import write_json
+
+        try:
+            write_json(slow, args.json)
+        except TfgraphLabError as exc:
+            print(f"tfgraph-lab: {exc}", file=sys.stderr)
+            return 2
+    return 0
+
+
+def _report(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from .report import TraceReport
+
+    try:
+        with open(args.path, encoding="utf-8") as fh:
+            report = TraceReport.from_json(fh.read())
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        parser.error(f"cannot read a tfgraph_lab report from {args.path!r}: {exc}")
+    print(report.with_options(show_framework=args.all))
+    return 0
+
+
+def _quiet_tensorflow() -> None:
+    """TF's C++ start-up lines are noise here (set before TensorFlow is imported)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")

@@ -1,0 +1,56 @@
+"""The compact retrace notice shown under a cell by ``%tracewatch on`` (monitoring).
+
+Only cells that retraced get one: function, reason, fix and cost, never throttled.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from .text import cost_text
+
+if TYPE_CHECKING:
+    from ..report import TraceReport
+
+__all__ = ["RetraceNotice"]
+
+
+class RetraceNotice:
+    """A displayable summary of the retraces in one report."""
+
+    def __init__(self, report: TraceReport) -> None:
+        self.report = report
+
+    def lines(self) -> list[tuple[str, str, str, str]]:
+        """``(function, reason, fix, cost)`` for each retrace, in order."""
+        out = []
+        by_name = {(f.qualname, f.filename): f for f in self.report.functions}
+        for e in self.report.retrace_events:
+            fn = by_name[(e.qualname, e.filename)]
+            for r in e.reasons:
+                if r.code in ("first-trace", "variable-creation"):
+                    continue
+                change = f" {r.argument}: {r.before} → {r.after}" if r.argument else ""
+                out.append((e.qualname, f"{r.code}{change}", r.fix, cost_text(e, fn)))
+        return out
+
+    def __str__(self) -> str:
+        rows = self.lines()
+        head = f"tracewatch: {len(rows)} retrace{'s' if len(rows) != 1 else ''} in this cell"
+        body = [f"  {fn} — {why}\n    fix: {fix}\n    cost: {cost}" for fn, why, fix, cost in rows]
+        return "\n".join([head, *body])
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        rows = "".join(
+            f"<li><code>{escape(fn)}</code> — <b>{escape(why)}</b><br>"
+            f"<span style='color:#1a7f37'>fix: {escape(fix)}</span> "
+            f"<span style='color:#57606a'>· cost {escape(cost)}</span></li>"
+            for fn, why, fix, cost in self.lines()
+        )
+        html = (
+            "<div class='tfgl-notice tfgl-monitor-notice' style='border-left:4px solid #fb8f44;"
+            "background:#fff8f2;padding:4px 10px;font-family:system-ui,sans-serif;font-size:13px'>"
+            f"<b>tracewatch</b>: this cell retraced<ul style='margin:2px 0'>{rows}</ul></div>"
+        )
+        return {"text/plain": str(self), "text/html": html}

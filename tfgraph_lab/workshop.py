@@ -1,0 +1,347 @@
+"""Launch links for workshops: Binder (JupyterLab and Voila app mode) and nbgitpuller.
+
+The repository URL lives in one place, ``[project.urls] Repository`` in ``pyproject.toml``. It is
+read from the installed package's metadata (``Project-URL: Repository, …``) and, when the
+package metadata does not carry it (running from a bare checkout), from ``pyproject.toml``.
+
+Everything here is pure string work except :func:`repository_url` and :func:`find_lessons_dir`,
+which read files. ``tfgraph-lab workshop-links --ref TAG`` prints the links; see
+``docs/WORKSHOP.md`` for how a facilitator uses them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from urllib.parse import quote, urlencode, urlsplit
+
+from .errors import UsageProblem
+
+__all__ = [
+    "BINDER_BASE",
+    "KINDS",
+    "WorkshopLink",
+    "add_workshop_links_parser",
+    "binder_url",
+    "find_lessons_dir",
+    "format_links",
+    "github_org_repo",
+    "list_lessons",
+    "nbgitpuller_url",
+    "repository_url",
+    "run_workshop_links",
+    "workshop_links",
+]
+
+DISTRIBUTION = "tfgraph-lab"
+BINDER_BASE = "https://mybinder.org"
+LESSONS_DIRNAME = "lessons"
+
+#: Link kinds, in the order they are printed for each lesson.
+KINDS = ("binder-lab", "binder-voila", "nbgitpuller")
+_KIND_LABELS = {
+    "binder-lab": "Binder, JupyterLab",
+    "binder-voila": "Binder, app (Voila)",
+    "nbgitpuller": "JupyterHub (nbgitpuller)",
+}
+# Refs that move: Binder rebuilds the image whenever they do, so a workshop should pin a tag.
+_MOVING_REFS = frozenset({"main", "master", "HEAD", "develop", "dev"})
+
+
+@dataclass(frozen=True)
+class WorkshopLink:
+    """One launch link: which lesson (notebook file name), which kind (see :data:`KINDS`), URL."""
+
+    lesson: str
+    kind: str
+    url: str
+
+
+# ---------------------------------------------------------------------------------------------
+# Where the repository and the lessons are
+
+
+def _url_from_project_urls(entries: Iterable[str]) -> str | None:
+    """``Project-URL`` metadata entries look like ``"Repository, https://…"``."""
+    for entry in entries:
+        label, sep, url = entry.partition(",")
+        if sep and label.strip().lower() == "repository" and url.strip():
+            return url.strip()
+    return None
+
+
+def _url_from_pyproject(text: str) -> str | None:
+    """The ``Repository`` value of ``[project.urls]`` in a pyproject.toml text."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: a line scan of the one table we need
+        section = None
+        for raw in text.splitlines():
+            line = raw.strip()
+            header = re.fullmatch(r"\[\s*([^\[\]]+?)\s*\]", line)
+            if header:
+                section = header.group(1)
+                continue
+            if section == "project.urls":
+                match = re.fullmatch(r"""["']?Repository["']?\s*=\s*["']([^"']+)["']""", line)
+                if match:
+                    return match.group(1)
+        return None
+    urls = tomllib.loads(text).get("project", {}).get("urls", {})
+    for label, url in urls.items():
+        if label.lower() == "repository" and isinstance(url, str) and url:
+            return url
+    return None
+
+
+def _checkout_roots(start: Path | None = None) -> list[Path]:
+    """Candidate checkout roots: the one holding this package (editable install), then cwd."""
+    roots = [Path(__file__).resolve().parent.parent]
+    here = (start or Path.cwd()).resolve()
+    roots.extend([here, *here.parents])
+    seen: list[Path] = []
+    for root in roots:
+        if root not in seen:
+            seen.append(root)
+    return seen
+
+
+def repository_url(pyproject: Path | None = None) -> str:
+    """The project's repository URL (``[project.urls] Repository``).
+
+    With ``pyproject`` given, that file is read. Otherwise the installed distribution's
+    metadata is tried first, then the ``pyproject.toml`` of the checkout this module sits in or
+    of the current directory.
+    """
+    if pyproject is None:
+        try:
+            entries = metadata.metadata(DISTRIBUTION).get_all("Project-URL") or []
+        except metadata.PackageNotFoundError:
+            entries = []
+        url = _url_from_project_urls(entries)
+        if url:
+            return url
+        candidates = [root / "pyproject.toml" for root in _checkout_roots()]
+    else:
+        candidates = [pyproject]
+    for candidate in candidates:
+        if candidate.is_file():
+            url = _url_from_pyproject(candidate.read_text(encoding="utf-8"))
+            if url:
+                return url
+    raise UsageProblem(
+        "no repository URL found: neither the installed tfgraph-lab metadata nor a pyproject.toml "
+        "has [project.urls] Repository. Run from a checkout, or pass --repository URL."
+    )
+
+
+def github_org_repo(url: str) -> tuple[str, str]:
+    """``("ORG", "REPO")`` of a GitHub repository URL (``.git`` and a trailing slash allowed)."""
+    parts = urlsplit(url.strip())
+    path = parts.path.strip("/")
+    if path.endswith(".git"):
+        path = path[: -len(".git")]
+    pieces = path.split("/")
+    if (
+        parts.scheme not in ("https", "http")
+        or parts.netloc.lower() not in ("github.com", "www.github.com")
+        or len(pieces) != 2
+        or not all(pieces)
+    ):
+        raise UsageProblem(
+            f"repository URL {url!r} is not a GitHub repository URL like "
+            "https://github.com/ORG/REPO; Binder's gh provider needs one."
+        )
+    return pieces[0], pieces[1]
+
+
+def find_lessons_dir(start: Path | None = None) -> Path:
+    """The ``lessons/`` folder of the checkout this package lives in, or of cwd (or a parent)."""
+    for root in _checkout_roots(start):
+        candidate = root / LESSONS_DIRNAME
+        if candidate.is_dir() and any(candidate.glob("*.ipynb")):
+            return candidate
+    raise UsageProblem(
+        "no lessons/ folder with notebooks found next to the package or in the current directory; "
+        "run from a checkout of the repository, or pass --lessons-dir DIR."
+    )
+
+
+def list_lessons(lessons_dir: Path) -> list[str]:
+    """The notebook file names in ``lessons_dir``, sorted (lesson numbers order them)."""
+    return sorted(p.name for p in lessons_dir.glob("*.ipynb") if p.is_file())
+
+
+# ---------------------------------------------------------------------------------------------
+# URLs
+
+
+def _check_ref(ref: str) -> str:
+    ref = ref.strip()
+    if not ref or any(ch.isspace() for ch in ref):
+        raise UsageProblem(f"--ref {ref!r} is not a git tag, branch or commit name")
+    return ref
+
+
+def _check_lesson(name: str) -> str:
+    if not name.endswith(".ipynb") or "/" in name or "\\" in name or name.startswith("."):
+        raise UsageProblem(f"lesson {name!r} is not a notebook file name in lessons/ (NAME.ipynb)")
+    return name
+
+
+def binder_url(org: str, repo: str, ref: str, urlpath: str, base: str = BINDER_BASE) -> str:
+    """``BASE/v2/gh/ORG/REPO/REF?urlpath=URLPATH`` (the ref percent-encoded, slashes included)."""
+    ref = _check_ref(ref)
+    return (
+        f"{base.rstrip('/')}/v2/gh/{quote(org, safe='')}/{quote(repo, safe='')}/"
+        f"{quote(ref, safe='')}?urlpath={quote(urlpath, safe='/')}"
+    )
+
+
+def nbgitpuller_url(hub: str, repo_url: str, ref: str, urlpath: str) -> str:
+    """``HUB/hub/user-redirect/git-pull?repo=…&branch=REF&urlpath=…``, every value URL-encoded."""
+    ref = _check_ref(ref)
+    hub_parts = urlsplit(hub.strip())
+    if hub_parts.scheme not in ("https", "http") or not hub_parts.netloc:
+        raise UsageProblem(f"--hub {hub!r} is not a JupyterHub URL like https://hub.example.org")
+    query = urlencode(
+        {"repo": repo_url, "branch": ref, "urlpath": urlpath},
+        quote_via=quote,
+        safe="",
+    )
+    return f"{hub.strip().rstrip('/')}/hub/user-redirect/git-pull?{query}"
+
+
+def workshop_links(
+    ref: str,
+    hub: str | None = None,
+    *,
+    lessons: Sequence[str] | None = None,
+    repository: str | None = None,
+    binder_base: str = BINDER_BASE,
+) -> list[WorkshopLink]:
+    """Every launch link for every lesson: Binder JupyterLab, Binder Voila, and (with ``hub``)
+    nbgitpuller. ``lessons`` defaults to :func:`list_lessons` of :func:`find_lessons_dir`;
+    ``repository`` to :func:`repository_url`."""
+    ref = _check_ref(ref)
+    repo_url = repository if repository is not None else repository_url()
+    org, repo = github_org_repo(repo_url)
+    names = list(lessons) if lessons is not None else list_lessons(find_lessons_dir())
+    if not names:
+        raise UsageProblem("no lessons to link: lessons/ holds no .ipynb notebooks")
+    links: list[WorkshopLink] = []
+    for name in names:
+        name = _check_lesson(name)
+        path = f"{LESSONS_DIRNAME}/{name}"
+        links.append(
+            WorkshopLink(name, "binder-lab", binder_url(org, repo, ref, f"lab/tree/{path}", binder_base))
+        )
+        links.append(
+            WorkshopLink(
+                name, "binder-voila", binder_url(org, repo, ref, f"voila/render/{path}", binder_base)
+            )
+        )
+        if hub is not None:
+            # nbgitpuller clones into a folder named after the repository.
+            links.append(
+                WorkshopLink(
+                    name, "nbgitpuller", nbgitpuller_url(hub, repo_url, ref, f"lab/tree/{repo}/{path}")
+                )
+            )
+    return links
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def _lesson_title(name: str) -> str:
+    return name[: -len(".ipynb")] if name.endswith(".ipynb") else name
+
+
+def format_links(links: Sequence[WorkshopLink], fmt: str = "text") -> str:
+    """Render links grouped by lesson: ``text`` (for a terminal or a chat message) or
+    ``markdown`` (a table of Binder badges for a README)."""
+    by_lesson: dict[str, dict[str, str]] = {}
+    for link in links:
+        by_lesson.setdefault(link.lesson, {})[link.kind] = link.url
+    if fmt == "text":
+        width = max(len(label) for label in _KIND_LABELS.values())
+        blocks = []
+        for lesson, urls in by_lesson.items():
+            lines = [lesson]
+            lines.extend(f"  {_KIND_LABELS[kind]:<{width}}  {urls[kind]}" for kind in KINDS if kind in urls)
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks) + ("\n" if blocks else "")
+    if fmt == "markdown":
+        kinds = [kind for kind in KINDS if any(kind in urls for urls in by_lesson.values())]
+        header = "| Lesson | " + " | ".join(_KIND_LABELS[kind] for kind in kinds) + " |"
+        rule = "| --- |" + " --- |" * len(kinds)
+        rows = [header, rule]
+        for lesson, urls in by_lesson.items():
+            cells = []
+            for kind in kinds:
+                url = urls.get(kind)
+                if url is None:
+                    cells.append("")
+                elif kind.startswith("binder"):
+                    cells.append(f"[![Binder](https://mybinder.org/badge_logo.svg)]({url})")
+                else:
+                    cells.append(f"[open on the hub]({url})")
+            rows.append(f"| `{_lesson_title(lesson)}` | " + " | ".join(cells) + " |")
+        return "\n".join(rows) + "\n"
+    raise UsageProblem(f"unknown format {fmt!r}: use 'text' or 'markdown'")
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI
+
+
+def add_workshop_links_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+    """Add ``workshop-links`` to a ``tfgraph-lab`` sub-command set; its handler is in
+    ``handler`` of the parsed namespace."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "workshop-links",
+        help="print Binder and nbgitpuller launch links for every lesson",
+        description="Print launch links for each lesson: Binder in JupyterLab, Binder as a Voila "
+        "app, and (with --hub) nbgitpuller links for a JupyterHub. Pin a tag for a workshop and "
+        "open one link beforehand so Binder builds the image (docs/WORKSHOP.md).",
+    )
+    parser.add_argument("--ref", required=True, help="git tag (recommended), branch or commit")
+    parser.add_argument("--hub", metavar="URL", help="JupyterHub URL for nbgitpuller links")
+    parser.add_argument(
+        "--format", dest="fmt", choices=("text", "markdown"), default="text", help="output format"
+    )
+    parser.add_argument("--lessons-dir", metavar="DIR", help="lessons folder (default: the checkout's)")
+    parser.add_argument("--repository", metavar="URL", help="repository URL (default: [project.urls])")
+    parser.set_defaults(handler=run_workshop_links)
+    return parser
+
+
+def run_workshop_links(args: argparse.Namespace) -> int:
+    """Handler of ``tfgraph-lab workshop-links``: print the links; 2 on bad input."""
+    try:
+        lessons = None
+        if args.lessons_dir:
+            folder = Path(args.lessons_dir)
+            if not folder.is_dir():
+                raise UsageProblem(f"--lessons-dir {args.lessons_dir!r} is not a folder")
+            lessons = list_lessons(folder)
+        links = workshop_links(args.ref, args.hub, lessons=lessons, repository=args.repository)
+        text = format_links(links, args.fmt)
+    except UsageProblem as exc:
+        print(f"tfgraph-lab workshop-links: {exc}", file=sys.stderr)
+        return 2
+    if args.ref.strip() in _MOVING_REFS:
+        print(
+            f"tfgraph-lab workshop-links: note: {args.ref!r} moves; Binder rebuilds the image "
+            "after every push to it. Pin a tag for a workshop.",
+            file=sys.stderr,
+        )
+    sys.stdout.write(text)
+    return 0

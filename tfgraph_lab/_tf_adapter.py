@@ -163,6 +163,7 @@ class FunctionInfo:
     reduce_retracing: bool
     input_signature: str | None
     via_hint: str
+    kind: str = "function"  # "function", "method" (one object per instance), "restored", "tf.data"
 
 
 def innermost_python_function(obj: Any) -> Any:
@@ -210,25 +211,62 @@ def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
         reduce_retracing = bool(getattr(tracing_options, "reduce_retracing", False))
         signature = getattr(tracing_options, "input_signature", None)
         attributes = getattr(tracing_options, "attributes", None) or {}
-    if isinstance(attributes, dict) and attributes.get("_tf_data_function"):
-        via_hint = "tf.data"
+    kind = "method" if _is_instance_method(python_function) else "function"
+    if _is_tf_data(attributes, python_function):
+        via_hint = kind = "tf.data"
         user_fn = _tf_data_user_function()
         if user_fn is not None:
             python_function = user_fn
     target = innermost_python_function(python_function)
     qualname, filename, firstlineno = _code_location(target)
+    framework = is_framework_file(filename)
     if qualname.endswith("<lambda>") and "." not in qualname:
         qualname = "<lambda>"
+    if fn is not None and type(fn).__name__ == "RestoredFunction":
+        # A SavedModel-restored function has no Python source: name it after the saved
+        # function (concrete function names are ``__inference_<name>_<uid>``, TF 2.15-2.21).
+        kind = via_hint = "restored"
+        qualname = f"restored {_saved_name(fn) or name}"
+        framework = False
     return FunctionInfo(
         qualname=qualname,
         filename=filename,
         firstlineno=firstlineno,
         name=name,
-        framework=is_framework_file(filename) and via_hint != "tf.data",
+        framework=framework,
         reduce_retracing=reduce_retracing,
         input_signature=_signature_text(signature),
         via_hint=via_hint,
+        kind=kind,
     )
+
+
+def _is_tf_data(attributes: Any, python_function: Any) -> bool:
+    """tf.data's transformation functions: marked by an attribute, or defined in tf.data's
+    ``structured_function.py`` (TF 2.15-2.21 keeps the attribute out of ``Function._attributes``)."""
+    if isinstance(attributes, dict) and attributes.get("_tf_data_function"):
+        return True
+    code = getattr(python_function, "__code__", None)
+    return code is not None and code.co_filename.endswith("structured_function.py")
+
+
+def _is_instance_method(python_function: Any) -> bool:
+    """True for the per-instance Function TF builds in ``Function.__get__`` (its Python
+    function wraps a MethodType bound to a ``TfMethodTarget``; TF 2.15-2.21)."""
+    wrapped = getattr(python_function, "__wrapped__", None)
+    return isinstance(wrapped, types.MethodType) and type(wrapped.__self__).__name__ == (
+        "TfMethodTarget"
+    )
+
+
+def _saved_name(fn: Any) -> str | None:
+    import re
+
+    for cf in getattr(fn, "concrete_functions", None) or ():
+        match = re.match(r"__inference_(.+)_\d+$", str(getattr(cf, "name", "")))
+        if match:
+            return match.group(1)
+    return None
 
 
 def _tf_data_user_function() -> Any:
@@ -347,11 +385,23 @@ def find_tracing_options() -> Any:
 
 
 def trace_failed(exc: BaseException) -> bool:
-    """True when the exception was raised while TensorFlow was tracing (building a graph)."""
+    """True when the exception was raised while TensorFlow was tracing (building a graph).
+
+    Call only for a call that ran no graph and not eagerly. TF's ``filter_traceback``
+    (traceback_utils, on by default in 2.15-2.21) strips its own frames, so the sign is either
+    TF's tracing frame (filtering off) or any frame of user code below the call: the Python
+    body of a tf.function runs only while it is traced. Errors raised before tracing (argument
+    binding, input_signature mismatch) have neither.
+    """
     tb = exc.__traceback__
+    if tb is not None:
+        tb = tb.tb_next  # skip the hook's own frame
     while tb is not None:
         code = tb.tb_frame.f_code
         if code.co_name in ("func_graph_from_py_func", "_create_concrete_function"):
+            return True
+        filename = code.co_filename
+        if not is_framework_file(filename) and not filename.startswith(_PACKAGE_DIR):
             return True
         tb = tb.tb_next
     return False
@@ -452,6 +502,9 @@ def _value_text(value: Any) -> str:
     return text
 
 
+_SCALAR_TYPES = frozenset({"int", "float", "bool", "str", "bytes", "complex", "NoneType"})
+
+
 def _flatten(path: str, tc: Any, out: list[ArgLeaf]) -> None:
     cls = type(tc).__name__
     if cls in ("TensorSpec", "BoundedTensorSpec"):
@@ -471,7 +524,10 @@ def _flatten(path: str, tc: Any, out: list[ArgLeaf]) -> None:
     elif cls == "Literal":
         value = tc.value
         type_name = "float" if type(value).__name__ == "NanMarker" else type(value).__name__
-        out.append(ArgLeaf(path, "python", type_name, value=_value_text(value)))
+        if type_name in _SCALAR_TYPES:
+            out.append(ArgLeaf(path, "python", type_name, value=_value_text(value)))
+        else:  # any other hashable object: keyed by == and hash, usually identity
+            out.append(ArgLeaf(path, "object", type(value).__qualname__, value=f"at {id(value):#x}"))
     elif cls in ("Tuple", "List"):
         items = tc.components if cls == "Tuple" else tc.components_tuple.components
         kind = "tuple" if cls == "Tuple" else "list"

@@ -51,18 +51,32 @@ def explain_trace(
     other_objects: Sequence[Signature] = (),
     reduce_retracing: bool = False,
     qualname: str = "",
+    kind: str = "function",
 ) -> list[Reason]:
-    """Explain one new graph against the graphs cached before it (same function object)."""
+    """Explain one new graph against the graphs cached before it (same function object).
+
+    ``kind`` is ``method`` for the per-instance function TF makes for a decorated method,
+    ``restored`` for a SavedModel-restored function, ``tf.data`` for a dataset transformation.
+    """
     seen = call if call is not None else new
     if not cached:
-        if other_objects:
+        if kind == "method" and other_objects:
+            return [
+                Reason(
+                    "first-trace",
+                    message=f"first call on a new instance: {qualname} gets one tf.function "
+                    "(and one graph cache) per instance, so each instance traces once — expected",
+                    fix="nothing to fix per instance; if instances are created in a loop, reuse one",
+                )
+            ]
+        if other_objects and kind not in ("tf.data", "restored"):
             return [_new_function_object(qualname, len(other_objects))]
-        return [
-            Reason(
-                "first-trace",
-                message=f"first call of this tf.function object: traced a graph for {new.text or '()'}",
-            )
-        ]
+        what = {
+            "restored": "a SavedModel-restored function: this trace only wraps the saved graph "
+            "(cheap), once per new input signature",
+            "tf.data": "a tf.data transformation function: traced once when the dataset is built",
+        }.get(kind, "first call of this tf.function object")
+        return [Reason("first-trace", message=f"{what}: traced a graph for {new.text or '()'}")]
     scopes = list(cached_scopes) or [""] * len(cached)
     same_scope = [s for s, sc in zip(cached, scopes) if sc == scope]
     if scope == "" and not same_scope and any(sc == "variable-creation" for sc in scopes):
@@ -81,14 +95,16 @@ def explain_trace(
     candidates = same_scope or list(cached)
     best: list[Reason] | None = None
     best_against: Signature | None = None
+    best_rank: tuple[int, int, int] | None = None
     for against in reversed(candidates):  # ties go to the most recent graph
         reasons = _diff(against, seen, history=list(cached) + [seen])
-        if best is None or _rank(reasons) < _rank(best):
-            best, best_against = reasons, against
+        rank = (*_rank(reasons), _distance(against, seen))
+        if best_rank is None or rank < best_rank:
+            best, best_against, best_rank = reasons, against, rank
     assert best is not None and best_against is not None
     if not best:
         return [_context_changed(best_against, new)]
-    if reduce_retracing and call is not None and call.text != new.text:
+    if reduce_retracing and call is not None and call.leaves != new.leaves:
         best = [_generalised(r, call, new) for r in best]
     return best
 
@@ -96,6 +112,28 @@ def explain_trace(
 def _rank(reasons: list[Reason]) -> tuple[int, int]:
     structural = sum(r.code in ("structure-changed", "type-changed") for r in reasons)
     return (structural, len(reasons))
+
+
+def _distance(a: Signature, b: Signature) -> int:
+    """How many leaf attributes differ: the closest cached graph is the one to explain against."""
+    old, new = a.by_path(), b.by_path()
+    total = 0
+    for path in old.keys() | new.keys():
+        x, y = old.get(path), new.get(path)
+        if x is None or y is None:
+            total += 2
+            continue
+        total += sum(
+            (
+                x.kind != y.kind,
+                x.type_name != y.type_name,
+                x.dtype != y.dtype,
+                (x.shape is None) != (y.shape is None) or len(x.shape or ()) != len(y.shape or ()),
+                x.shape != y.shape,
+                x.value != y.value,
+            )
+        )
+    return total
 
 
 def _new_function_object(qualname: str, previous: int) -> Reason:

@@ -326,11 +326,7 @@ class _Hub:
         if "VARIABLE" not in str(options.scope_type):
             scope = ""
         context = tfa.current_context(options.scope_type)
-        via = frame.via if frame is not None else "trace"
-        if state.info.via_hint == "tf.data":
-            via = "tf.data"
-        elif via != "call" and tfa.in_save_context():
-            via = "saved_model"
+        via = self.via(state, frame.via if frame is not None else "trace")
         graph = GraphState(state, tfa.signature_of(cf.function_type, context), via, scope, True)
         state.traced = True
         self._add_graph(state, graph, cf)
@@ -343,6 +339,14 @@ class _Hub:
             record.caller = tfa.caller_location()
             record.reasons = self.explain(state, graph, None)
             self.log.append(record)
+
+    def via(self, state: FunctionState, frame_via: str) -> str:
+        """How a graph came about: a call, get_concrete_function, tf.data, a SavedModel save."""
+        if state.info.via_hint == "tf.data":
+            return "tf.data"
+        if frame_via != "call" and tfa.in_save_context():
+            return "saved_model"
+        return frame_via
 
     def _register_orphan(self, options: Any) -> FunctionState:
         info = tfa.describe_function(None, options)
@@ -364,13 +368,18 @@ class _Hub:
     ) -> None:
         """The slow path: a call that traced, raised, or ran no graph."""
         state = frame.state
-        record = CallRecord(state, frame.via, seconds)
+        record = CallRecord(state, self.via(state, frame.via), seconds)
         record.traces = frame.traces
         if frame.served is not None:
             record.graph = state.graphs.get(frame.served)
         if exc is not None:
             record.error = f"{type(exc).__name__}: {exc}"[:300]
-            record.failed_trace = tfa.trace_failed(exc)
+            assert self.handles is not None
+            record.failed_trace = (
+                frame.served is None
+                and not self.handles.run_functions_eagerly()
+                and tfa.trace_failed(exc)
+            )
         elif not frame.traces and frame.served is None:
             assert self.handles is not None
             record.eager = self.handles.run_functions_eagerly()
@@ -407,6 +416,7 @@ class _Hub:
             other_objects=other_objects if objects_before else [],
             reduce_retracing=state.info.reduce_retracing,
             qualname=state.info.qualname,
+            kind=state.info.kind,
         )
         HISTORY.last_graphs[code_key] = ([*other_objects, graph.signature])[-8:]
         graph.retrace = bool(reasons) and reasons[0].code not in NOT_RETRACES
@@ -462,6 +472,7 @@ def _make_gcf_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., Any
         except BaseException as exc:
             stack.pop()
             if tfa.trace_failed(exc):
+                frame.served = None
                 hub.finish(frame, _perf() - t0, fn, args, kwargs, exc)
             raise
         finally:

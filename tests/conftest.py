@@ -1,0 +1,43 @@
+"""Shared test set-up: quiet TensorFlow, and fail any test that leaves TensorFlow patched."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+from collections.abc import Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+def _tf_state() -> tuple[object, ...] | None:
+    from tfgraph_lab import _tf_adapter as tfa
+
+    h = tfa._HANDLES
+    if h is None:
+        return None
+    import logging
+
+    return (
+        h.function_class.__dict__.get("__call__"),
+        h.function_class.__dict__.get("_get_concrete_function_garbage_collected"),
+        None if h.concrete_function_class is None else h.concrete_function_class.__dict__.get("_call_flat"),
+        tuple(h.callbacks or ()),
+        tuple(logging.getLogger("tensorflow").handlers),
+        h.run_functions_eagerly(),
+    )
+
+
+@pytest.fixture(autouse=True)
+def tensorflow_left_as_found() -> Iterator[None]:
+    """Every test must leave TensorFlow exactly as it found it (no hook, no callback, no handler)."""
+    before = _tf_state()
+    yield
+    from tfgraph_lab.recorder import is_patched
+
+    assert not is_patched(), "a tfgraph_lab hook is still installed in TensorFlow"
+    after = _tf_state()
+    if before is not None:
+        assert after == before, "TensorFlow's state changed during the test"

@@ -1,0 +1,338 @@
+"""The recorder against TensorFlow's own counts, over every pattern it must see."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import tfgraph_lab  # noqa: E402
+from tfgraph_lab.recorder import is_patched  # noqa: E402
+
+
+def codes(report: Any, qualname: str) -> list[str]:
+    return [r.code for e in report.events if e.qualname.endswith(qualname) for r in e.reasons]
+
+
+def traced_by_tf(fn: Any, run: Callable[[], None]) -> tuple[int, Any]:
+    before = fn.experimental_get_tracing_count()
+    with tfgraph_lab.watch() as w:
+        run()
+    return fn.experimental_get_tracing_count() - before, w.report
+
+
+def test_python_scalar_shapes_and_dtypes_match_tf() -> None:
+    @tf.function
+    def step(x, training):
+        return x * 2 if training else x
+
+    def run() -> None:
+        for _ in range(3):
+            step(tf.ones([32, 4]), True)
+        step(tf.ones([32, 4]), False)
+        step(tf.ones([7, 4]), False)
+        step(tf.ones([7, 4], tf.int32), False)
+        step(tf.ones([7]), False)
+
+    expected, report = traced_by_tf(step, run)
+    fn = report.function("step")
+    assert fn.traces == expected == 5
+    assert fn.calls == 7
+    assert fn.retraces == 4
+    assert sum(g.hits for g in fn.graphs) == 7
+    assert [g.hits for g in fn.graphs] == [3, 1, 1, 1, 1]
+    assert codes(report, "step") == [
+        "first-trace",
+        "python-value-changed",
+        "shape-changed",
+        "dtype-changed",
+        "rank-changed",
+    ]
+
+
+def test_function_defined_before_the_watch_and_graphs_from_before() -> None:
+    @tf.function
+    def f(x):
+        return x + 1
+
+    f(tf.constant(1.0))
+    expected, report = traced_by_tf(f, lambda: [f(tf.constant(2.0)), f(tf.ones([2]))])
+    fn = report.function("f")
+    assert fn.traces == expected == 1
+    assert [(g.traced_in_watch, g.hits) for g in fn.graphs] == [(False, 1), (True, 1)]
+
+
+def test_variable_creation_traces_twice_and_failed_trace_is_counted() -> None:
+    class Counter(tf.Module):
+        def __init__(self) -> None:
+            self.v: Any = None
+
+        @tf.function
+        def __call__(self, x):
+            if self.v is None:
+                self.v = tf.Variable(0.0)
+            return self.v.assign_add(x)
+
+    @tf.function
+    def bad(x):
+        return tf.Variable(x)
+
+    c = Counter()
+
+    def run() -> None:
+        c(tf.constant(1.0))
+        c(tf.constant(1.0))
+        with pytest.raises(ValueError):
+            bad(tf.constant(1.0))
+
+    with tfgraph_lab.watch() as w:
+        run()
+    report = w.report
+    assert report.function("Counter.__call__").traces == c.__call__.experimental_get_tracing_count() == 2
+    assert codes(report, "Counter.__call__") == ["first-trace", "variable-creation"]
+    assert report.function("Counter.__call__").retraces == 0
+    fn_bad = report.function("bad")
+    assert fn_bad.traces == bad.experimental_get_tracing_count() == 1
+    assert fn_bad.failed_traces == 1
+    failed = [e for e in report.events if e.qualname.endswith(".bad")]
+    assert failed[0].failed_trace and "ValueError" in (failed[0].error or "")
+
+
+def test_methods_one_function_per_instance() -> None:
+    class M:
+        @tf.function
+        def double(self, a):
+            return a + a
+
+    m1, m2 = M(), M()
+
+    def run() -> None:
+        m1.double(tf.constant(1))
+        m1.double(tf.constant(1.0))
+        m2.double(tf.constant(1))
+
+    with tfgraph_lab.watch() as w:
+        run()
+    fn = w.report.function("M.double")
+    assert fn.traces == m1.double.experimental_get_tracing_count() + m2.double.experimental_get_tracing_count() == 3
+    assert fn.function_objects == 2
+    assert codes(w.report, "M.double") == ["first-trace", "dtype-changed", "first-trace"]
+
+
+def test_new_function_object_in_a_loop() -> None:
+    def g():
+        return tf.constant(1)
+
+    objs = []
+    with tfgraph_lab.watch() as w:
+        for _ in range(4):
+            fn = tf.function(g)
+            fn()
+            objs.append(fn)
+    assert w.report.function("test_new_function_object_in_a_loop.<locals>.g").traces == 4
+    assert sum(o.experimental_get_tracing_count() for o in objs) == 4
+    assert codes(w.report, "g").count("new-function-object") >= 3
+
+
+def test_get_concrete_function_and_tf_data_map_are_attributed() -> None:
+    @tf.function
+    def double(a):
+        return a + a
+
+    def scale(x):
+        return x * 3
+
+    with tfgraph_lab.watch() as w:
+        double.get_concrete_function(tf.TensorSpec([None]))
+        double(tf.ones([3]))
+        ds = tf.data.Dataset.range(4).map(scale)
+        list(ds)
+    fn = w.report.function("double")
+    assert fn.traces == double.experimental_get_tracing_count() == 1
+    assert fn.graphs[0].hits == 1
+    via = {e.via for e in w.report.events if e.qualname.endswith("scale")}
+    assert via == {"tf.data"}
+    assert not w.report.function("scale").framework
+
+
+def test_threads_count_each_trace_once() -> None:
+    @tf.function
+    def stateless(x):
+        return x * 2.0
+
+    @tf.function
+    def per_object(x):
+        del x
+        return tf.constant(1.0)
+
+    objects = [object() for _ in range(12)]
+
+    def run() -> None:
+        threads = [threading.Thread(target=lambda: [stateless(tf.constant(1.0)) for _ in range(10)]) for _ in range(8)]
+        threads += [threading.Thread(target=per_object, args=(o,)) for o in objects]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    with tfgraph_lab.watch() as w:
+        run()
+    assert w.report.function("stateless").traces == stateless.experimental_get_tracing_count() == 1
+    assert w.report.function("stateless").calls == 80
+    assert w.report.function("per_object").traces == per_object.experimental_get_tracing_count() == 12
+    assert set(codes(w.report, "per_object")) == {"first-trace", "object-changed"}
+
+
+def test_recursion_and_nested_functions() -> None:
+    @tf.function
+    def recursive(n):
+        return recursive(n - 1) + 1 if n > 0 else tf.constant(0)
+
+    @tf.function
+    def inner(x):
+        return x * 2
+
+    @tf.function
+    def outer(x):
+        return inner(x) + 1
+
+    with tfgraph_lab.watch() as w:
+        recursive(4)
+        outer(tf.constant(1.0))
+        outer(tf.constant(2.0))
+    assert w.report.function("recursive").traces == recursive.experimental_get_tracing_count() == 5
+    assert w.report.function("inner").traces == inner.experimental_get_tracing_count() == 1
+    assert w.report.function("outer").traces == 1
+    assert w.report.function("outer").calls == 2
+
+
+def test_function_garbage_collected_during_the_watch() -> None:
+    with tfgraph_lab.watch() as w:
+        for _ in range(3):
+            fn = tf.function(lambda x: x + 1)
+            fn(tf.constant(1))
+            del fn
+            gc.collect()
+    assert w.report.function("<lambda>").traces == 3
+    assert w.report.function("<lambda>").function_objects == 3
+
+
+def test_run_functions_eagerly_is_reported_not_hidden() -> None:
+    @tf.function
+    def f(n):
+        return tf.constant(n)
+
+    tf.config.run_functions_eagerly(True)
+    try:
+        with tfgraph_lab.watch() as w:
+            f(1)
+            f(2)
+    finally:
+        tf.config.run_functions_eagerly(False)
+    assert w.report.eager_calls == 2
+    assert w.report.function("f").traces == 0
+    assert "run_functions_eagerly" in str(w.report)
+
+
+def test_restored_savedmodel_function(tmp_path: Any) -> None:
+    class Foo(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None])])
+        def __call__(self, x):
+            return x * 2
+
+    tf.saved_model.save(Foo(), str(tmp_path))
+    restored = tf.saved_model.load(str(tmp_path))
+    before = restored.__call__.experimental_get_tracing_count()
+    with tfgraph_lab.watch() as w:
+        for n in (1, 2, 3):
+            restored(tf.ones([n]))
+    traced = restored.__call__.experimental_get_tracing_count() - before
+    restored_fns = [f for f in w.report.functions if f.qualname.startswith("restored ")]
+    assert sum(f.traces for f in restored_fns) == traced
+    assert not restored_fns[0].framework
+
+
+def test_keras_fit_is_seen_as_framework() -> None:
+    import numpy as np
+
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    x = np.random.rand(10, 3).astype("float32")
+    y = np.random.rand(10, 1).astype("float32")
+    with tfgraph_lab.watch() as w:
+        model.fit(x, y, batch_size=4, epochs=1, verbose=0)
+    assert w.report.traces == 0  # nothing of the user's own traced
+    framework = [f for f in w.report.functions if f.framework]
+    assert framework and sum(f.traces for f in framework) >= 1
+    assert "hidden" in str(w.report)
+    assert w.report.with_options(show_framework=True).traces >= 1
+
+
+def test_exception_and_keyboard_interrupt_leave_tf_clean() -> None:
+    @tf.function
+    def f(x):
+        return x
+
+    for exc in (RuntimeError("boom"), KeyboardInterrupt()):
+        with pytest.raises(type(exc)), tfgraph_lab.watch() as w:
+            f(tf.constant(1))
+            raise exc
+        assert not is_patched()
+        assert w.report.function("f").calls == 1
+
+
+def test_nested_watches_each_see_their_own_slice() -> None:
+    @tf.function
+    def f(x):
+        return x
+
+    with tfgraph_lab.watch() as outer:
+        f(tf.constant(1))
+        with tfgraph_lab.watch() as inner:
+            f(tf.constant(1.0))
+        assert is_patched()
+        f(tf.constant(2.0))
+    assert not is_patched()
+    assert outer.report.function("f").calls == 3
+    assert outer.report.function("f").traces == 2
+    assert inner.report.function("f").calls == 1
+    assert inner.report.function("f").traces == 1
+
+
+def test_budget_raises_after_the_block() -> None:
+    @tf.function
+    def f(n):
+        return tf.constant(n)
+
+    with pytest.raises(tfgraph_lab.TraceBudgetExceeded) as info, tfgraph_lab.watch(max_traces="f=1"):
+        f(1)
+        f(2)
+    ((name, traces, budget),) = info.value.overruns
+    assert name.endswith(".f") and (traces, budget) == (2, 1)
+
+
+def test_no_strong_references_to_functions_or_arguments() -> None:
+    import weakref
+
+    class Arg:
+        pass
+
+    @tf.function
+    def f(a):
+        del a
+        return tf.constant(1)
+
+    arg = Arg()
+    with tfgraph_lab.watch() as w:
+        f(arg)
+    ref_fn, ref_arg = weakref.ref(f), weakref.ref(arg)
+    del f, arg
+    gc.collect()
+    assert ref_arg() is None
+    assert ref_fn() is None
+    assert w.report.traces == 1

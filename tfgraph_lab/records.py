@@ -182,11 +182,6 @@ class FunctionSummary:
     input_signature: str | None = None
 
     @property
-    def retraces(self) -> int:
-        """Traces beyond the first graph of each function object that traced."""
-        return max(0, self.traces - self.objects_traced)
-
-    @property
     def cached_calls(self) -> int:
         return self.calls - self.traced_calls
 
@@ -210,6 +205,8 @@ class FunctionSummary:
             "call_seconds": self.call_seconds,
             "framework": self.framework,
             "function_objects": self.function_objects,
+            "objects_traced": self.objects_traced,
+            "traced_calls": self.traced_calls,
             "retraces": self.retraces,
             "eager_calls": self.eager_calls,
             "reduce_retracing": self.reduce_retracing,

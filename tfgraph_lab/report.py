@@ -241,6 +241,8 @@ def _function_from_dict(data: dict[str, Any]) -> FunctionSummary:
         framework=bool(data.get("framework", False)),
         graphs=graphs,
         function_objects=int(data.get("function_objects", 1)),
+        objects_traced=int(data.get("objects_traced", 0)),
+        traced_calls=int(data.get("traced_calls", 0)),
         retraces=int(data.get("retraces", 0)),
         eager_calls=int(data.get("eager_calls", 0)),
         reduce_retracing=bool(data.get("reduce_retracing", False)),

@@ -1,0 +1,97 @@
+"""The tfgraph-lab command line, through subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tensorflow")
+
+SCRIPT = """
+import sys
+import tensorflow as tf
+
+@tf.function
+def step(x, n):
+    return x * n
+
+for n in range(3):
+    step(tf.ones([2]), n)
+print("script output", sys.argv[1:])
+sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+"""
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
+    return subprocess.run(
+        [sys.executable, "-m", "tfgraph_lab", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
+    )
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "train.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+def test_run_passes_stdout_and_status_and_writes_json(script: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = cli("run", "--json", str(out), str(script), "0", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "script output ['0']" in proc.stdout
+    assert "tracewatch ·" in proc.stderr and "python-value-changed" in proc.stderr
+    data = json.loads(out.read_text())
+    (fn,) = [f for f in data["functions"] if f["qualname"] == "step"]
+    assert fn["traces"] == 3 and fn["calls"] == 3
+
+
+def test_script_exit_status_passes_through(script: Path, tmp_path: Path) -> None:
+    assert cli("run", "-q", str(script), "7", cwd=tmp_path).returncode == 7
+
+
+def test_broken_budget_has_its_own_exit_code(script: Path, tmp_path: Path) -> None:
+    proc = cli("run", "--max-traces", "step=1", str(script), cwd=tmp_path)
+    assert proc.returncode == 3
+    assert "trace budget exceeded: step traced 3× (budget 1)" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "missing.py"], "no such script"),
+        (["run", "--max-traces", "x", "train.py"], "not a whole number"),
+        (["frobnicate"], "invalid choice"),
+        (["report", "missing.json"], "cannot read"),
+    ],
+)
+def test_bad_input_is_a_usage_error(script: Path, tmp_path: Path, args: list[str], message: str) -> None:
+    proc = cli(*args, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_report_command_renders_saved_json(script: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    cli("run", "-q", "--json", str(out), str(script), cwd=tmp_path)
+    proc = cli("report", str(out), cwd=tmp_path)
+    assert proc.returncode == 0
+    assert "step" in proc.stdout and "graph cache" in proc.stdout
+
+
+@pytest.mark.slow
+def test_demo_shows_trap_and_cure(tmp_path: Path) -> None:
+    out = tmp_path / "demo.json"
+    proc = cli("demo", "--json", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "THE TRAP" in proc.stdout and "THE CURE" in proc.stdout
+    trap = json.loads(out.read_text())
+    (fn,) = [f for f in trap["functions"] if f["qualname"].endswith("train_step")]
+    assert fn["traces"] == 10  # (4 learning rates + 1 eval flag) x (full + last partial batch)

@@ -1,0 +1,115 @@
+"""%%tracewatch and %tracewatch through a real IPython shell."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("tensorflow")
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+
+from tfgraph_lab.recorder import is_patched  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def shell() -> Iterator[Any]:
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "tfgraph_lab")
+    ip.run_cell("import tensorflow as tf\n@tf.function\ndef f(x):\n    return x + 1\n")
+    yield ip
+    ip.run_line_magic("unload_ext", "tfgraph_lab")
+
+
+def run(shell: Any, cell: str) -> Any:
+    result = shell.run_cell(cell)
+    assert not is_patched()
+    return result
+
+
+def test_report_stored_and_counts_match_tf(shell: Any) -> None:
+    before = shell.ev("f.experimental_get_tracing_count()")
+    result = run(shell, "%%tracewatch -q -v rep\nfor n in (1, 2, 2, 3):\n    f(tf.ones([n]))\n")
+    assert result.success
+    rep = shell.user_ns["rep"]
+    assert rep.function("f").traces == shell.ev("f.experimental_get_tracing_count()") - before
+    assert rep.function("f").calls == 4
+
+
+def test_output_flag_returns_report(shell: Any) -> None:
+    result = run(shell, "%%tracewatch -q -o\nf(tf.ones([11]))\n")
+    assert type(result.result).__name__ == "TraceReport"
+
+
+def test_budget_fails_the_cell_after_the_report(shell: Any, capsys: Any) -> None:
+    result = run(shell, "%%tracewatch --max-traces f=0\nf(tf.ones([12]))\n")
+    assert type(result.error_in_exec).__name__ == "TraceBudgetExceeded"
+    out = capsys.readouterr().out
+    assert "tracewatch ·" in out  # the report was shown before the error
+
+
+def test_cell_exception_propagates_unchanged(shell: Any) -> None:
+    result = run(shell, "%%tracewatch -q\nf(tf.ones([1]))\nraise KeyError('mine')\n")
+    assert isinstance(result.error_in_exec, KeyError)
+    assert result.error_in_exec.args == ("mine",)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("--bogus", "unrecognized arguments"),
+        ("--max-traces x", "not a whole number"),
+        ("--max-traces =2", "function name"),
+        ("-v 1abc", "variable name"),
+        ("extra", "no positional argument"),
+    ],
+)
+def test_bad_flags_are_usage_errors(shell: Any, line: str, message: str) -> None:
+    result = run(shell, f"%%tracewatch {line}\nf(tf.ones([1]))\n")
+    assert type(result.error_in_exec).__name__ == "UsageError"
+    assert message in str(result.error_in_exec)
+
+
+def test_json_written_and_unwritable_path_is_clear(shell: Any, tmp_path: Any) -> None:
+    path = tmp_path / "r.json"
+    assert run(shell, f"%%tracewatch -q --json {path}\nf(tf.ones([2]))\n").success
+    data = json.loads(path.read_text())
+    assert data["version"] == 1 and data["functions"][0]["calls"] == 1
+    bad = tmp_path / "missing-dir" / "r.json"
+    result = run(shell, f"%%tracewatch -q --json {bad}\nf(tf.ones([2]))\n")
+    assert type(result.error_in_exec).__name__ == "UsageError"
+    assert "could not write" in str(result.error_in_exec)
+    assert not bad.exists()
+
+
+def test_all_and_compare_eager(shell: Any) -> None:
+    result = run(shell, "%%tracewatch -q -o --all --compare-eager\nf(tf.ones([3]))\n")
+    report = result.result
+    assert report.show_framework
+    assert set(report.compare_eager) == {"graph_seconds", "eager_seconds"}
+    assert not shell.ev("tf.config.functions_run_eagerly()")
+
+
+def test_last_expression_value_is_displayed(shell: Any, capsys: Any) -> None:
+    run(shell, "%%tracewatch -q\n6 * 7\n")
+    assert "42" in capsys.readouterr().out
+
+
+def test_monitor_on_off_status(shell: Any, capsys: Any) -> None:
+    run(shell, "%tracewatch on")
+    shell.run_cell("f(tf.ones([21]))")
+    shell.run_cell("f(tf.ones([21]))")
+    run(shell, "%tracewatch status")
+    run(shell, "%tracewatch off")
+    out = capsys.readouterr().out
+    assert "this cell retraced" in out or "retrace in this cell" in out
+    assert "2 cells watched, 1 with retraces" in out
+    assert not is_patched()
+
+
+def test_help_documents_flags(shell: Any) -> None:
+    doc = shell.magics_manager.magics["cell"]["tracewatch"].__doc__
+    for flag in ("--max-traces", "--json", "--compare-eager", "--all", "-v", "-o", "-q"):
+        assert flag in doc

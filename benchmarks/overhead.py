@@ -1,0 +1,90 @@
+"""Cached-call overhead of watching: watched vs unwatched, alternated in one process.
+
+Prints the median ratio (watched / unwatched) of the time per cached call, for a trivial
+tf.function and for a small Keras train step. Rounds alternate so machine noise hits both
+sides alike. Run: ``python benchmarks/overhead.py [--rounds 30] [--calls 300]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+import tensorflow as tf  # noqa: E402
+
+import tfgraph_lab  # noqa: E402
+
+
+def trivial() -> tuple[object, tuple[object, ...]]:
+    @tf.function
+    def add_one(x):
+        return x + 1
+
+    return add_one, (tf.constant(1.0),)
+
+
+def keras_train_step() -> tuple[object, tuple[object, ...]]:
+    model = tf.keras.Sequential([tf.keras.Input((32,)), tf.keras.layers.Dense(64, activation="relu"),
+                                 tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.01)
+    x = tf.random.normal([64, 32])
+    y = tf.random.normal([64, 1])
+
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((model(x, training=True) - y) ** 2)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    return train_step, (x, y)
+
+
+def time_calls(fn: object, args: tuple[object, ...], calls: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn(*args)  # type: ignore[operator]
+    return (time.perf_counter() - t0) / calls
+
+
+def measure(name: str, make: object, rounds: int, calls: int) -> float:
+    fn, args = make()  # type: ignore[operator]
+    for _ in range(20):
+        fn(*args)  # warm: trace and settle
+    ratios, plain_times = [], []
+    for i in range(rounds):
+        # alternate which side goes first, so drift does not favour one side
+        if i % 2:
+            plain = time_calls(fn, args, calls)
+            with tfgraph_lab.watch():
+                watched = time_calls(fn, args, calls)
+        else:
+            with tfgraph_lab.watch():
+                watched = time_calls(fn, args, calls)
+            plain = time_calls(fn, args, calls)
+        ratios.append(watched / plain)
+        plain_times.append(plain)
+    median = statistics.median(ratios)
+    print(f"{name:<22} cached call {statistics.median(plain_times) * 1e6:7.1f} µs unwatched · "
+          f"median ratio watched/unwatched {median:.3f} (rounds={rounds}, calls/round={calls})")
+    return median
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--calls", type=int, default=300)
+    args = parser.parse_args()
+    print(f"TensorFlow {tf.__version__}")
+    measure("trivial tf.function", trivial, args.rounds, args.calls)
+    measure("keras train step", keras_train_step, args.rounds, max(50, args.calls // 3))
+
+
+if __name__ == "__main__":
+    main()

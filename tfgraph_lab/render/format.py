@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
-__all__ = ["fmt_count", "fmt_seconds", "plural"]
+import os
+
+__all__ = ["fmt_count", "fmt_seconds", "plural", "short_path"]
+
+
+def short_path(path: str) -> str:
+    """A file path as a reader wants it: relative to the working directory when inside it,
+    from the package on for installed code, unchanged otherwise (``<ipython-input-…>``)."""
+    if not path or path.startswith("<"):
+        return path
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return path
+    if not rel.startswith(".."):
+        return rel
+    marker = f"site-packages{os.sep}"
+    if marker in path:
+        return path.split(marker, 1)[1]
+    return path
 
 
 def fmt_seconds(seconds: float) -> str:

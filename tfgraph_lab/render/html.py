@@ -11,7 +11,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from ..records import Event, FunctionSummary
-from .format import fmt_seconds, plural
+from .format import fmt_seconds, plural, short_path
 from .text import MAX_RETRACES_SHOWN, _ratio_text, cost_text, headline, notices
 from .timeline import TimelinePoint, timeline
 
@@ -142,7 +142,7 @@ def _function_table(functions: tuple[FunctionSummary, ...]) -> str:
 
 def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event]) -> str:
     has = " tfgl-has-retraces" if fn.retraces else ""
-    where = f"{fn.filename}:{fn.firstlineno}" if fn.firstlineno else fn.filename
+    where = short_path(fn.filename) + (f":{fn.firstlineno}" if fn.firstlineno else "")
     out = [
         f"<div class='tfgl-function{has}' data-qualname='{escape(fn.qualname, quote=True)}'>"
         f"<h4><code>{escape(fn.qualname)}</code> <span class='tfgl-muted'>{escape(where)}</span></h4>"
@@ -177,7 +177,7 @@ def _event_html(e: Event, fn: FunctionSummary) -> str:
     label = f"call {e.index}" if e.via == "call" else e.via
     meta = [f"cost {cost_text(e, fn)}"]
     if e.caller:
-        meta.append(f"at {e.caller}")
+        meta.append(f"at {short_path(e.caller)}")
     if e.thread:
         meta.append(f"thread {e.thread}")
     blocks = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..records import Event, FunctionSummary
-from .format import fmt_seconds, plural
+from .format import fmt_seconds, plural, short_path
 
 if TYPE_CHECKING:
     from ..report import TraceReport
@@ -61,7 +61,8 @@ def cost_text(event: Event, fn: FunctionSummary) -> str:
 
 
 def _where(fn: FunctionSummary) -> str:
-    return f"{fn.filename}:{fn.firstlineno}" if fn.firstlineno else fn.filename
+    where = short_path(fn.filename)
+    return f"{where}:{fn.firstlineno}" if fn.firstlineno else where
 
 
 def render_text(report: TraceReport) -> str:
@@ -156,7 +157,7 @@ def _event_lines(e: Event, fn: FunctionSummary, said: set[tuple[str, str]]) -> l
             lines.append(f"        fix: {r.fix}")
     extra = [f"cost {cost_text(e, fn)}"]
     if e.caller:
-        extra.append(f"at {e.caller}")
+        extra.append(f"at {short_path(e.caller)}")
     if e.thread:
         extra.append(f"thread {e.thread}")
     lines.append("        " + " · ".join(extra))

@@ -1,0 +1,224 @@
+"""Headless tests of the labs: drive controls through their traitlets, check against TF's counts."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+tf = pytest.importorskip("tensorflow")
+
+from tfgraph_lab.widgets import LabSettings, PredictionGame, RetraceLab  # noqa: E402
+from tfgraph_lab.widgets.scenario import LabScenario  # noqa: E402
+from tfgraph_lab.widgets.session import LabSession  # noqa: E402
+
+
+def _value(html: str) -> int:
+    """The number in a stat box: ``<b class='tfgl-value'>3</b>``."""
+    start = html.index("tfgl-value'>") + len("tfgl-value'>")
+    return int(html[start : html.index("<", start)].replace(",", ""))
+
+
+def _rows(lab: RetraceLab) -> int:
+    return lab.cache_table.value.count("tfgl-graph-row")
+
+
+def _check_with_tf(lab: RetraceLab) -> None:
+    """The lab's trace count, TF's count and the cache table's rows all agree."""
+    tf_count = lab.session.function.experimental_get_tracing_count()
+    assert _value(lab.trace_count.value) == tf_count
+    assert _rows(lab) == tf_count
+    state = lab.session.state
+    assert sum(row.hits for row in state.graphs) == state.calls - state.failed_calls
+
+
+def test_batch_change_retraces_with_a_shape_reason() -> None:
+    lab = RetraceLab()
+    lab.call_button.click()
+    assert _value(lab.trace_count.value) == 1
+    lab.call_button.click()
+    _check_with_tf(lab)
+    assert _value(lab.calls.value) == 2
+    assert _value(lab.trace_count.value) == 1
+    lab.batch.value = 20
+    lab.call_button.click()
+    _check_with_tf(lab)
+    assert _value(lab.trace_count.value) == 2
+    assert "tfgl-reason-shape-changed" in lab.reason.value
+    assert "(32, 16)" in lab.reason.value and "(20, 16)" in lab.reason.value
+    assert "shape=(20, 16)" in lab.cache_table.value
+
+
+@pytest.mark.parametrize(
+    ("flag", "retraces_on_flip"),
+    [("python-bool", True), ("python-int", True), ("tensor", False)],
+)
+def test_flipping_the_flag_value(flag: str, retraces_on_flip: bool) -> None:
+    lab = RetraceLab()
+    lab.flag.value = flag
+    lab.call_button.click()
+    lab.training.value = not lab.training.value
+    lab.call_button.click()
+    _check_with_tf(lab)
+    assert (lab.session.tracing_count == 2) is retraces_on_flip
+    if retraces_on_flip:
+        assert "tfgl-reason-python-value-changed" in lab.reason.value
+
+
+def test_loop_with_partial_last_batch_and_the_two_cures() -> None:
+    lab = RetraceLab(settings=LabSettings(batch=32, loop_calls=6, partial_last=True))
+    lab.loop_button.click()
+    _check_with_tf(lab)
+    assert lab.session.state.calls == 6
+    assert lab.session.tracing_count == 2  # the full batches, then the partial one
+    lab.input_signature.value = True  # a decorator change: a new, empty function
+    assert _value(lab.trace_count.value) == 0 and _rows(lab) == 0
+    assert "input_signature=[" in lab.code.value
+    lab.loop_button.click()
+    _check_with_tf(lab)
+    assert lab.session.tracing_count == 1
+    assert "None, None" in lab.cache_table.value
+    lab.input_signature.value = False
+    lab.reduce_retracing.value = True
+    lab.loop_button.click()
+    lab.loop_button.click()
+    _check_with_tf(lab)
+    assert lab.session.tracing_count == 2  # (32, 16), then generalised to (None, 16)
+    assert "shape=(None, 16)" in lab.cache_table.value
+
+
+def test_reset_makes_a_new_function_and_empties_the_cache() -> None:
+    lab = RetraceLab()
+    lab.call_button.click()
+    first = lab.session.function
+    lab.reset_button.click()
+    assert lab.session.function is not first
+    assert _value(lab.trace_count.value) == 0 and _value(lab.calls.value) == 0
+    lab.call_button.click()
+    _check_with_tf(lab)
+    assert _value(lab.trace_count.value) == 1
+
+
+def test_variable_inside_shows_tf_error_and_fix() -> None:
+    lab = RetraceLab()
+    lab.variable_inside.value = True
+    lab.call_button.click()
+    assert "singleton tf.Variables" in lab.status.value
+    assert "tfgl-fix" in lab.status.value
+    assert "tf.Variable(2.0)  # ✗" in lab.code.value
+    lab.variable_inside.value = False
+    lab.call_button.click()
+    assert lab.session.state.last_error is None
+    _check_with_tf(lab)
+
+
+def test_dtype_and_rank_changes_are_named() -> None:
+    lab = RetraceLab()
+    lab.call_button.click()
+    lab.dtype.value = "float64"
+    lab.call_button.click()
+    assert "tfgl-reason-dtype-changed" in lab.reason.value
+    lab.rank.value = 3
+    lab.call_button.click()
+    assert "tfgl-reason-rank-changed" in lab.reason.value
+    _check_with_tf(lab)
+    assert lab.session.tracing_count == 3
+
+
+def test_signature_mismatch_is_shown_not_raised() -> None:
+    lab = RetraceLab(settings=LabSettings(input_signature=True))
+    lab.call_button.click()
+    lab.dtype.value = "int32"
+    lab.call_button.click()
+    assert "TypeError" in lab.status.value
+    _check_with_tf(lab)
+
+
+def test_predict_mode_scores_and_explains_misses() -> None:
+    lab = RetraceLab()
+    lab.predict_mode.value = True
+    lab.call_button.click()  # no guess yet: nothing runs
+    assert lab.session.state.calls == 0 and "choose" in lab.status.value
+    lab.prediction.value = True
+    lab.call_button.click()  # first call traces: right
+    assert lab.prediction.value is None
+    lab.prediction.value = True
+    lab.call_button.click()  # same call again: cached, a miss
+    assert "Miss" in lab.status.value and "reused" in lab.status.value
+    lab.batch.value = 7
+    lab.prediction.value = False
+    lab.call_button.click()  # new shape: traced, a miss explained by the reason
+    assert "shape-changed" in lab.status.value
+    assert lab.game.correct == 1 and lab.game.scored == 3
+    assert "1 / 3" in lab.score.value
+
+
+def test_prediction_game_pure() -> None:
+    session = LabSession()
+    game = PredictionGame()
+    first = game.record(True, session.call_once(), session.settings, session.state)
+    again = game.record(False, session.call_once(), session.settings, session.state)
+    assert first.correct and again.correct
+    assert game.score_text().startswith("2 / 2")
+
+
+def test_user_function_and_its_code() -> None:
+    def my_step(x, training):  # type: ignore[no-untyped-def]
+        return tf.reduce_max(x) if training else tf.reduce_min(x)
+
+    lab = RetraceLab(my_step)
+    assert lab.variable_inside.disabled
+    lab.call_button.click()
+    lab.features.value = 3
+    lab.call_button.click()
+    _check_with_tf(lab)
+    assert lab.session.tracing_count == 2
+    assert "my_step = tf.function(my_step)" in lab.code.value
+    assert "RetraceLab(my_step)" in lab.text()
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({}, "model_step(x, training=True)"),
+        ({"flag": "tensor", "training": False}, "model_step(x, training=tf.constant(False))"),
+        ({"flag": "python-int"}, "model_step(x, training=1)"),
+        ({"rank": 1, "batch": 5}, "x = tf.ones((5,), tf.float32)"),
+        ({"rank": 3, "dtype": "int32"}, "x = tf.ones((32, 4, 16), tf.int32)"),
+        ({"reduce_retracing": True}, "@tf.function(reduce_retracing=True)"),
+        ({"loop_calls": 4, "batch": 10}, "rows = 10 if step < 3 else 5"),
+    ],
+)
+def test_code_text(changes: dict[str, object], expected: str) -> None:
+    settings = LabSettings().with_changes(**changes)
+    assert expected in LabScenario().code(settings, settings)
+
+
+def test_code_text_runs_and_traces_like_the_lab() -> None:
+    """The code shown is real: exec it and compare TF's count with the lab's."""
+    settings = LabSettings(batch=12, loop_calls=5, reduce_retracing=False)
+    session = LabSession(settings=settings)
+    session.run_loop()
+    namespace: dict[str, object] = {}
+    exec(session.code(), namespace)
+    assert namespace["model_step"].experimental_get_tracing_count() == session.tracing_count  # type: ignore[attr-defined]
+
+
+def test_bad_settings_say_what_was_expected() -> None:
+    with pytest.raises(ValueError, match="flag must be one of"):
+        LabSettings(flag="string")
+
+
+def test_text_fallback_when_widgets_cannot_render() -> None:
+    lab = RetraceLab()
+    lab.call_button.click()
+    bundle = lab._repr_mimebundle_()
+    assert "1 trace, 1 call" in bundle["text/plain"]
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_control_change_redraw_is_fast() -> None:
+    lab = RetraceLab()
+    lab.call_button.click()
+    lab.batch.value = 40
+    # A redraw builds strings only; generous bound (timings are measured in benchmarks).
+    assert lab.last_render_seconds < 0.5

@@ -1,0 +1,353 @@
+"""``RetraceLab``: an ipywidgets lab around a small tf.function, with live trace counts.
+
+A view over :class:`~tfgraph_lab.widgets.session.LabSession` (settings, actions, state) and
+:class:`~tfgraph_lab.widgets.predict.PredictionGame`: controls write settings, buttons run
+actions, ``refresh`` redraws the displays from the session's state. Rendering is plain HTML
+from :mod:`._common`. Imports ipywidgets; TensorFlow only through the session.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from html import escape
+from typing import Any
+
+import ipywidgets as W
+
+from ..render.format import fmt_seconds, plural
+from ._common import CSS, chart_svg, reasons_html, stat_html, table_html
+from .predict import PredictionGame
+from .scenario import DTYPES, FLAG_MODES, RANKS, LabSettings
+from .session import ActionResult, LabSession
+
+__all__ = ["RetraceLab"]
+
+_LABEL = {"description_width": "150px"}
+_WIDE = W.Layout(width="330px")
+
+
+def _section(text: str) -> Any:
+    return W.HTML(f"<div class='tfgl-section'>{escape(text)}</div>")
+
+
+class RetraceLab(W.VBox):  # type: ignore[misc]
+    """Toggle argument kinds, shapes and decorator options; watch traces and the graph cache.
+
+    ``RetraceLab()`` traces the built-in ``model_step(x, training)``; ``RetraceLab(fn)`` traces
+    any ``fn(x, training=...)``. Controls are attributes (``lab.batch.value = 20``), buttons
+    too (``lab.call_button.click()``), so lessons and tests can drive the lab in code.
+    """
+
+    def __init__(
+        self, fn: Callable[..., Any] | None = None, settings: LabSettings | None = None, **kwargs: Any
+    ) -> None:
+        self.session = LabSession(fn, settings)
+        self.game = PredictionGame()
+        self.last_render_seconds = 0.0
+        s = self.session.settings
+        self.flag = W.ToggleButtons(
+            options=[(label, key) for key, label in FLAG_MODES.items()],
+            value=s.flag,
+            description="flag passed as",
+            style={**_LABEL, "button_width": "88px"},
+        )
+        self.training = W.Checkbox(value=s.training, description="training (the flag's value)", indent=False)
+        self.batch = W.IntSlider(
+            value=s.batch, min=1, max=128, description="batch size", style=_LABEL, layout=_WIDE
+        )
+        self.features = W.IntSlider(
+            value=s.features, min=1, max=64, description="feature size", style=_LABEL, layout=_WIDE
+        )
+        self.dtype = W.Dropdown(
+            options=list(DTYPES),
+            value=s.dtype,
+            description="dtype",
+            style=_LABEL,
+            layout=W.Layout(width="260px"),
+        )
+        self.rank = W.ToggleButtons(
+            options=list(RANKS), value=s.rank, description="rank", style={**_LABEL, "button_width": "40px"}
+        )
+        self.input_signature = W.Checkbox(
+            value=s.input_signature, indent=False, description="input_signature with None dims"
+        )
+        self.reduce_retracing = W.Checkbox(
+            value=s.reduce_retracing, description="reduce_retracing=True", indent=False
+        )
+        self.variable_inside = W.Checkbox(
+            value=s.variable_inside,
+            indent=False,
+            description="create a tf.Variable inside (anti-pattern)",
+            disabled=not self.session.scenario.builtin,
+        )
+        self.loop_calls = W.IntSlider(
+            value=s.loop_calls, min=2, max=50, description="loop: calls", style=_LABEL, layout=_WIDE
+        )
+        self.partial_last = W.Checkbox(
+            value=s.partial_last, description="loop: last batch is partial", indent=False
+        )
+        self.call_button = W.Button(description="Call once", button_style="primary", icon="play")
+        self.loop_button = W.Button(description="Run loop", icon="forward")
+        self.reset_button = W.Button(description="Reset cache", icon="refresh", button_style="warning")
+        self.predict_mode = W.Checkbox(
+            value=False, description="Predict mode: guess before each call", indent=False
+        )
+        self.prediction = W.ToggleButtons(
+            options=[("will trace", True), ("won't trace", False)],
+            value=None,
+            description="Your guess",
+            style={**_LABEL, "button_width": "96px"},
+        )
+        self.score = W.HTML()
+        self.controls: dict[str, W.Widget] = {
+            "flag": self.flag,
+            "training": self.training,
+            "batch": self.batch,
+            "features": self.features,
+            "dtype": self.dtype,
+            "rank": self.rank,
+            "input_signature": self.input_signature,
+            "reduce_retracing": self.reduce_retracing,
+            "variable_inside": self.variable_inside,
+            "loop_calls": self.loop_calls,
+            "partial_last": self.partial_last,
+        }
+        for name, control in self.controls.items():
+            control.add_class("tfgl-control")
+            control.add_class(f"tfgl-{name.replace('_', '-')}")
+            control.observe(self._on_control, names="value")
+        for widget, cls in (
+            (self.call_button, "tfgl-call-button"),
+            (self.loop_button, "tfgl-loop-button"),
+            (self.reset_button, "tfgl-reset-button"),
+            (self.predict_mode, "tfgl-predict-mode"),
+            (self.prediction, "tfgl-prediction"),
+            (self.score, "tfgl-score"),
+        ):
+            widget.add_class(cls)
+        self.call_button.on_click(lambda _: self._act(self.session.call_once))
+        self.loop_button.on_click(lambda _: self._act(self.session.run_loop))
+        self.reset_button.on_click(lambda _: self._reset())
+        self.predict_mode.observe(lambda _: self.refresh(), names="value")
+        self.prediction.observe(lambda _: self._refresh_buttons(), names="value")
+
+        self.trace_count = W.HTML().add_class("tfgl-trace-count")
+        self.calls = W.HTML().add_class("tfgl-calls")
+        self.graph_count = W.HTML().add_class("tfgl-graph-count")
+        self.last_time = W.HTML().add_class("tfgl-last-time")
+        self.status = W.HTML().add_class("tfgl-status")
+        self.reason = W.HTML().add_class("tfgl-reason")
+        self.cache_table = W.HTML().add_class("tfgl-cache-table")
+        self.timing = W.HTML().add_class("tfgl-timing")
+        self.code = W.HTML().add_class("tfgl-code-block")
+
+        name = escape(self.session.scenario.name)
+        header = W.HTML(
+            CSS + f"<div class='tfgl-lab-title'>RetraceLab · <code>{name}</code></div>"
+            "<div class='tfgl-lab-sub'>Change how the function is called, then call it: watch when "
+            "TensorFlow traces a new graph, and why.</div>"
+        )
+        controls = W.VBox(
+            [
+                _section("Arguments"),
+                self.flag,
+                self.training,
+                self.batch,
+                self.features,
+                self.dtype,
+                self.rank,
+                _section("Decorator (a change makes a new tf.function)"),
+                self.input_signature,
+                self.reduce_retracing,
+                self.variable_inside,
+                _section("Run"),
+                self.loop_calls,
+                self.partial_last,
+                W.HBox([self.call_button, self.loop_button, self.reset_button]),
+                _section("Game"),
+                self.predict_mode,
+                self.prediction,
+                self.score,
+            ],
+            layout=W.Layout(width="470px", padding="0 12px 0 0"),
+        ).add_class("tfgl-controls")
+        display = W.VBox(
+            [
+                W.HBox([self.trace_count, self.calls, self.graph_count, self.last_time]),
+                self.status,
+                self.reason,
+                _section("Graph cache (one row per graph)"),
+                self.cache_table,
+                _section("Recent calls"),
+                self.timing,
+                _section("The code these settings amount to"),
+                self.code,
+            ],
+            layout=W.Layout(flex="1 1 auto", min_width="420px"),
+        ).add_class("tfgl-display")
+        super().__init__(
+            [header, W.HBox([controls, display], layout=W.Layout(flex_flow="row wrap"))], **kwargs
+        )
+        self.add_class("tfgl-lab")
+        self.add_class("tfgl-retrace-lab")
+        self.refresh()
+
+    # ---------------------------------------------------------------------- events
+    def _on_control(self, change: dict[str, Any]) -> None:
+        name = next(k for k, w in self.controls.items() if w is change["owner"])
+        try:
+            self.session.update(**{name: change["new"]})
+        except ValueError as exc:
+            self.status.value = f"<div class='tfgl-reason-box tfgl-error'>{escape(str(exc))}</div>"
+            return
+        self.refresh()
+
+    def _act(self, action: Callable[[], ActionResult]) -> None:
+        predicted = self.prediction.value
+        if self.predict_mode.value and predicted is None:
+            self.status.value = (
+                "<div class='tfgl-reason-box tfgl-retrace'>Predict mode: choose <b>will trace</b> or "
+                "<b>won't trace</b> first.</div>"
+            )
+            return
+        for b in (self.call_button, self.loop_button):
+            b.disabled = True
+        try:
+            result = action()
+        except Exception:  # a lab bug must show, not vanish in a callback
+            self._show_traceback()
+            return
+        finally:
+            for b in (self.call_button, self.loop_button):
+                b.disabled = False
+        verdict = None
+        if self.predict_mode.value and predicted is not None:
+            verdict = self.game.record(bool(predicted), result, self.session.settings, self.session.state)
+            self.prediction.value = None
+        self.refresh(verdict)
+
+    def _reset(self) -> None:
+        self.session.reset()
+        self.refresh()
+
+    def _show_traceback(self) -> None:
+        import traceback
+
+        text = "".join(traceback.format_exception(*sys.exc_info()))
+        self.status.value = f"<div class='tfgl-reason-box tfgl-error'><pre>{escape(text)}</pre></div>"
+
+    # --------------------------------------------------------------------- drawing
+    def refresh(self, verdict: Any = None) -> None:
+        """Redraw every display from the session state (no TensorFlow work here)."""
+        t0 = time.perf_counter()
+        session, state = self.session, self.session.state
+        self.trace_count.value = stat_html(
+            "traces", state.traces, f"TF's own count: {state.tf_traces}", big=True
+        )
+        self.calls.value = stat_html("calls", state.calls)
+        self.graph_count.value = stat_html("graphs in cache", len(state.graphs))
+        last = state.points[-1].seconds if state.points else None
+        self.last_time.value = stat_html("last call", fmt_seconds(last) if last is not None else "–")
+        self.status.value = self._status_html(verdict)
+        self.reason.value = self._reason_html()
+        self.cache_table.value = self._cache_html()
+        self.timing.value = chart_svg([(p.number, p.seconds, p.traced, p.failed) for p in state.points])
+        self.code.value = f"<pre>{escape(session.code())}</pre>"
+        self.score.value = f"<span class='tfgl-muted'>score: {escape(self.game.score_text())}</span>"
+        self._refresh_buttons()
+        self.last_render_seconds = time.perf_counter() - t0
+
+    def _refresh_buttons(self) -> None:
+        self.prediction.layout.display = "" if self.predict_mode.value else "none"
+        self.score.layout.display = "" if self.predict_mode.value else "none"
+
+    def _status_html(self, verdict: Any) -> str:
+        state = self.session.state
+        parts = []
+        if verdict is not None:
+            cls = "tfgl-verdict-right" if verdict.correct else "tfgl-verdict-miss"
+            box = "tfgl-ok" if verdict.correct else "tfgl-error"
+            parts.append(
+                f"<div class='tfgl-reason-box {box} tfgl-verdict'><span class='{cls}'>"
+                f"{'✓' if verdict.correct else '✗'}</span> {escape(verdict.explanation)}</div>"
+            )
+        if state.note:
+            parts.append(f"<div class='tfgl-reason-box'>{escape(state.note)}</div>")
+        action = state.last_action
+        if action is not None:
+            what = "call" if action.kind == "call" else f"loop of {plural(action.calls, 'call')}"
+            if action.traced:
+                text = f"The {what} traced {plural(action.traces, 'new graph')}."
+            else:
+                text = f"The {what} reused the cached graph: no trace."
+            parts.append(f"<div class='tfgl-muted tfgl-action'>{escape(text)}</div>")
+        if state.last_error:
+            fix = ""
+            if "singleton tf.Variables" in state.last_error:
+                fix = (
+                    "<div class='tfgl-fix'>fix: create the tf.Variable once, outside the function "
+                    "(e.g. in <code>__init__</code> of a <code>tf.Module</code>); untick the anti-pattern "
+                    "to see it work.</div>"
+                )
+            elif "Binding inputs" in state.last_error:
+                fix = (
+                    "<div class='tfgl-fix'>fix: an input_signature fixes dtypes and ranks: pass matching "
+                    "tensors, or change the signature (Reset cache to rebuild it from the settings).</div>"
+                )
+            parts.append(
+                f"<div class='tfgl-reason-box tfgl-error'><b>TensorFlow raised</b> "
+                f"<code>{escape(state.last_error)}</code>{fix}</div>"
+            )
+        return "".join(parts)
+
+    def _reason_html(self) -> str:
+        state = self.session.state
+        if not state.last_trace:
+            return "<div class='tfgl-muted'>No trace yet: press <b>Call once</b>.</div>"
+        return reasons_html(state.last_trace, f"why call {state.last_trace_call} traced:")
+
+    def _cache_html(self) -> str:
+        state = self.session.state
+        if not state.graphs:
+            return "<div class='tfgl-muted'>empty: the next call will trace</div>"
+        hit = set(state.last_action.graphs_hit) if state.last_action else set()
+        new_at = state.last_trace_call
+        rows, classes = [], []
+        for i, row in enumerate(state.graphs):
+            rows.append(
+                [
+                    f"#{i}",
+                    f"<code>{escape(row.signature or '()')}</code>",
+                    f"{row.hits:,}",
+                    str(row.traced_at) if row.traced_at else "–",
+                ]
+            )
+            cls = (
+                "tfgl-new"
+                if row.traced_at
+                and row.traced_at == new_at
+                and state.last_action
+                and state.last_action.traced
+                else ("tfgl-hit" if i in hit else "")
+            )
+            classes.append(f"tfgl-graph-row {cls}".strip())
+        return table_html(["graph", "signature", "hits", "traced at call"], rows, classes, numeric=(2, 3))
+
+    # -------------------------------------------------------------------- fallback
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        data: dict[str, Any] = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = self.text()
+        return data
+
+    def text(self) -> str:
+        """The lab's state as text: what a front-end without widgets shows."""
+        state = self.session.state
+        lines = [
+            f"RetraceLab({self.session.scenario.name}): {plural(state.traces, 'trace')}, "
+            f"{plural(state.calls, 'call')}, {plural(len(state.graphs), 'graph')} in the cache "
+            "(widgets did not render here: run it in JupyterLab, Notebook 7 or Voila)",
+        ]
+        lines += [f"  #{i} {row.signature}  hits {row.hits}" for i, row in enumerate(state.graphs)]
+        return "\n".join(lines)

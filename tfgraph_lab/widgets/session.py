@@ -1,0 +1,210 @@
+"""The lab's state machine: run lab actions under ``tfgraph_lab.watch()`` and keep what they showed.
+
+``LabSession`` owns the current tf.function (re-built when the decorator settings change or the
+cache is reset), runs each action (one call, a loop) inside its own watch, and folds the
+TraceReport of each action into ``LabState``: calls, traces, the graph cache with hits, recent
+call times and the reasons of the last trace. Counts come from the report and are checked
+against TensorFlow's own ``experimental_get_tracing_count()``. Imports no ipywidgets.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..recorder import NOT_RETRACES, watch
+from ..records import Event, Reason
+from .scenario import LabScenario, LabSettings
+
+__all__ = ["ActionResult", "CallPoint", "GraphRow", "LabSession", "LabState"]
+
+MAX_POINTS = 60  # calls kept for the timing chart
+
+
+@dataclass
+class GraphRow:
+    """One graph in the current function's cache, in the order it was traced."""
+
+    signature: str
+    hits: int = 0
+    traced_at: int = 0  # the lab call number that traced it
+
+
+@dataclass(frozen=True)
+class CallPoint:
+    """One call for the timing chart."""
+
+    number: int
+    seconds: float
+    traced: bool
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    """What one action (a call, or a loop of calls) did."""
+
+    kind: str
+    calls: int
+    traces: int
+    events: tuple[Event, ...]
+    error: str | None = None
+    graphs_hit: tuple[int, ...] = ()
+
+    @property
+    def traced(self) -> bool:
+        return self.traces > 0
+
+    @property
+    def reasons(self) -> tuple[Reason, ...]:
+        return tuple(r for e in self.events for r in e.reasons)
+
+    @property
+    def retrace_reasons(self) -> tuple[Reason, ...]:
+        return tuple(r for r in self.reasons if r.code not in NOT_RETRACES)
+
+
+@dataclass
+class LabState:
+    """What the lab shows: counts of the current function object and its graph cache."""
+
+    calls: int = 0
+    failed_calls: int = 0  # calls that raised (no graph ran)
+    traces: int = 0
+    tf_traces: int = 0
+    graphs: list[GraphRow] = field(default_factory=list)
+    points: list[CallPoint] = field(default_factory=list)
+    last_trace: tuple[Reason, ...] = ()
+    last_trace_call: int | None = None
+    last_error: str | None = None
+    last_action: ActionResult | None = None
+    note: str = ""
+    generation: int = 0  # +1 for every new tf.function object
+
+    def graph_index(self, signature: str) -> int | None:
+        for i, row in enumerate(self.graphs):
+            if row.signature == signature:
+                return i
+        return None
+
+
+class LabSession:
+    """Runs the lab's actions and keeps :class:`LabState` in step with TensorFlow."""
+
+    def __init__(self, fn: Callable[..., Any] | None = None, settings: LabSettings | None = None) -> None:
+        self.scenario = LabScenario(fn)
+        self.settings = settings or LabSettings()
+        self.built = self.settings
+        self.function: Any = None
+        self.state = LabState()
+        self.reset("")
+
+    # --------------------------------------------------------------------- settings
+    def update(self, **changes: Any) -> bool:
+        """Change settings; a decorator change builds a new tf.function. True if it did."""
+        new = self.settings.with_changes(**changes)
+        rebuild = new.decorator() != self.settings.decorator()
+        self.settings = new
+        if rebuild:
+            self.reset("the decorator changed: a new tf.function object, with an empty graph cache")
+        return rebuild
+
+    def reset(self, note: str = "cache reset: a new tf.function object, with an empty graph cache") -> None:
+        self.built = self.settings
+        self.function = self.scenario.build(self.settings)
+        generation = self.state.generation + 1
+        self.state = LabState(note=note, generation=generation)
+
+    @property
+    def tracing_count(self) -> int:
+        """TensorFlow's own count of graphs in the current function's cache."""
+        return int(self.function.experimental_get_tracing_count())
+
+    def code(self) -> str:
+        return self.scenario.code(self.built, self.settings)
+
+    # ----------------------------------------------------------------------- actions
+    def call_once(self) -> ActionResult:
+        return self._run("call", [self.settings.batch])
+
+    def run_loop(self) -> ActionResult:
+        return self._run("loop", self.settings.loop_batches())
+
+    def _run(self, kind: str, batches: list[int]) -> ActionResult:
+        fn = self.function
+        # Build the tensors before watching: only the calls belong in the report.
+        inputs = [self.scenario.arguments(self.settings, b) for b in batches]
+        error: str | None = None
+        with watch() as recorder:
+            for x, flag in inputs:
+                try:
+                    fn(x, training=flag)
+                except Exception as exc:  # shown to the learner, as TF says it
+                    error = tf_error_text(exc)
+                    break
+        del inputs
+        report = recorder.report
+        events = tuple(e for e in report.events if e.qualname == self._qualname() and e.via == "call")
+        return self._fold(kind, report, events, error)
+
+    def _qualname(self) -> str:
+        fn = self.scenario.python_function(self.built)
+        return str(getattr(fn, "__qualname__", getattr(fn, "__name__", "")))
+
+    def _fold(self, kind: str, report: Any, events: tuple[Event, ...], error: str | None) -> ActionResult:
+        state = self.state
+        summary = next(
+            (f for f in report.functions if f.qualname == self._qualname() and not f.framework), None
+        )
+        hit_rows: list[int] = []
+        row_of: dict[int, int] = {}  # index in this report's graphs → row of the lab's cache table
+        if summary is not None:
+            for i, graph in enumerate(summary.graphs):
+                row_index = state.graph_index(graph.signature)
+                if row_index is None:
+                    state.graphs.append(GraphRow(graph.signature, 0, 0))
+                    row_index = len(state.graphs) - 1
+                row_of[i] = row_index
+                state.graphs[row_index].hits += graph.hits
+                if graph.hits:
+                    hit_rows.append(row_index)
+        traces = sum(e.traces for e in events)
+        for e in events:
+            state.calls += 1
+            if e.error is not None:
+                state.failed_calls += 1
+            state.points.append(CallPoint(state.calls, e.seconds, e.traced, e.failed_trace or bool(e.error)))
+            if e.traced or e.failed_trace:
+                state.last_trace = e.reasons
+                state.last_trace_call = state.calls
+                if e.graph is not None and e.graph in row_of:
+                    state.graphs[row_of[e.graph]].traced_at = state.calls
+        del state.points[:-MAX_POINTS]
+        state.traces += traces
+        state.tf_traces = self.tracing_count
+        state.last_error = error
+        state.note = ""
+        result = ActionResult(kind, len(events), traces, events, error, tuple(hit_rows))
+        state.last_action = result
+        return result
+
+
+def tf_error_text(exc: BaseException) -> str:
+    """TensorFlow's error, without the traceback TF folds into the message: ``Type: last line``."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    message = lines[-1] if lines else ""
+    for line in reversed(lines):
+        if line.startswith(type(exc).__name__ + ":"):
+            message = line[len(type(exc).__name__) + 1 :].strip()
+            break
+    if "Binding inputs to tf.function failed" in str(exc):
+        message = lines[0].split(". Received args")[0] if lines else message
+    return f"{type(exc).__name__}: {message}"[:600]
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - t0

@@ -15,9 +15,9 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
-import tensorflow as tf  # noqa: E402
+import tensorflow as tf
 
-import tfgraph_lab  # noqa: E402
+import tfgraph_lab
 
 
 def trivial() -> tuple[object, tuple[object, ...]]:
@@ -29,8 +29,9 @@ def trivial() -> tuple[object, tuple[object, ...]]:
 
 
 def keras_train_step() -> tuple[object, tuple[object, ...]]:
-    model = tf.keras.Sequential([tf.keras.Input((32,)), tf.keras.layers.Dense(64, activation="relu"),
-                                 tf.keras.layers.Dense(1)])
+    model = tf.keras.Sequential(
+        [tf.keras.Input((32,)), tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(1)]
+    )
     optimizer = tf.keras.optimizers.SGD(0.01)
     x = tf.random.normal([64, 32])
     y = tf.random.normal([64, 1])
@@ -71,8 +72,10 @@ def measure(name: str, make: object, rounds: int, calls: int) -> float:
         ratios.append(watched / plain)
         plain_times.append(plain)
     median = statistics.median(ratios)
-    print(f"{name:<22} cached call {statistics.median(plain_times) * 1e6:7.1f} µs unwatched · "
-          f"median ratio watched/unwatched {median:.3f} (rounds={rounds}, calls/round={calls})")
+    print(
+        f"{name:<22} cached call {statistics.median(plain_times) * 1e6:7.1f} µs unwatched · "
+        f"median ratio watched/unwatched {median:.3f} (rounds={rounds}, calls/round={calls})"
+    )
     return median
 
 

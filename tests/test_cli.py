@@ -30,7 +30,12 @@ sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
     return subprocess.run(
-        [sys.executable, "-m", "tfgraph_lab", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
+        [sys.executable, "-m", "tfgraph_lab", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
     )
 
 

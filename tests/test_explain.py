@@ -35,12 +35,32 @@ def sig(*leaves: ArgLeaf, context: str = "eager") -> Signature:
 CASES = [
     # (name, cached, new, expected [(code, argument, before, after)])
     ("first", [], sig(t("x", (2,))), [("first-trace", "", "", "")]),
-    ("shape", [sig(t("x", (32, 128)))], sig(t("x", (17, 128))), [("shape-changed", "x", "(32, 128)", "(17, 128)")]),
+    (
+        "shape",
+        [sig(t("x", (32, 128)))],
+        sig(t("x", (17, 128))),
+        [("shape-changed", "x", "(32, 128)", "(17, 128)")],
+    ),
     ("rank", [sig(t("x", (2, 2)))], sig(t("x", ())), [("rank-changed", "x", "(2, 2)", "()")]),
-    ("dtype", [sig(t("a", (), "int32"))], sig(t("a", (), "float32")), [("dtype-changed", "a", "int32", "float32")]),
+    (
+        "dtype",
+        [sig(t("a", (), "int32"))],
+        sig(t("a", (), "float32")),
+        [("dtype-changed", "a", "int32", "float32")],
+    ),
     ("python int", [sig(py("n", 10))], sig(py("n", 20)), [("python-value-changed", "n", "10", "20")]),
-    ("python bool", [sig(py("training", True))], sig(py("training", False)), [("python-value-changed", "training", "True", "False")]),
-    ("python to tensor", [sig(py("n", 10))], sig(t("n", ())), [("type-changed", "n", "Python value (int)", "Tensor (Tensor)")]),
+    (
+        "python bool",
+        [sig(py("training", True))],
+        sig(py("training", False)),
+        [("python-value-changed", "training", "True", "False")],
+    ),
+    (
+        "python to tensor",
+        [sig(py("n", 10))],
+        sig(t("n", ())),
+        [("type-changed", "n", "Python value (int)", "Tensor (Tensor)")],
+    ),
     (
         "list length",
         [sig(lst("l", 2), t("l[0]", (1,)), t("l[1]", (1,)))],
@@ -53,9 +73,31 @@ CASES = [
         sig(ArgLeaf("cfg", "container", "dict", value="keys ['lr']"), py("cfg['lr']", 0.2)),
         [("python-value-changed", "cfg['lr']", "0.1", "0.2")],
     ),
-    ("object", [sig(obj("module", "0x1"))], sig(obj("module", "0x2")), [("object-changed", "module", "M object at 0x1", "M object at 0x2")]),
-    ("variable", [sig(var("v", (2,)))], sig(var("v", (3,))), [("variable-changed", "v", "Variable(shape=(2,), dtype=float32)", "Variable(shape=(3,), dtype=float32)")]),
-    ("argument added", [sig(t("x", (2,)))], sig(t("x", (2,)), py("y", 1)), [("structure-changed", "y", "absent", "int 1")]),
+    (
+        "object",
+        [sig(obj("module", "0x1"))],
+        sig(obj("module", "0x2")),
+        [("object-changed", "module", "M object at 0x1", "M object at 0x2")],
+    ),
+    (
+        "variable",
+        [sig(var("v", (2,)))],
+        sig(var("v", (3,))),
+        [
+            (
+                "variable-changed",
+                "v",
+                "Variable(shape=(2,), dtype=float32)",
+                "Variable(shape=(3,), dtype=float32)",
+            )
+        ],
+    ),
+    (
+        "argument added",
+        [sig(t("x", (2,)))],
+        sig(t("x", (2,)), py("y", 1)),
+        [("structure-changed", "y", "absent", "int 1")],
+    ),
     (
         "context",
         [sig(t("x", (2,)), context="eager")],
@@ -66,7 +108,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("name", "cached", "new", "expected"), CASES, ids=[c[0] for c in CASES])
-def test_reasons(name: str, cached: list[Signature], new: Signature, expected: list[tuple[str, str, str, str]]) -> None:
+def test_reasons(
+    name: str, cached: list[Signature], new: Signature, expected: list[tuple[str, str, str, str]]
+) -> None:
     reasons = explain_trace(new, cached)
     assert [(r.code, r.argument, r.before, r.after) for r in reasons] == expected
     for r in reasons:
@@ -90,7 +134,9 @@ def test_variable_creation_second_trace() -> None:
 
 def test_new_function_object_and_method_instances() -> None:
     new = sig(t("x", ()))
-    assert [r.code for r in explain_trace(new, [], other_objects=[new], qualname="f")] == ["new-function-object"]
+    assert [r.code for r in explain_trace(new, [], other_objects=[new], qualname="f")] == [
+        "new-function-object"
+    ]
     method = explain_trace(new, [], other_objects=[new], qualname="M.f", kind="method")
     assert [r.code for r in method] == ["first-trace"]
     assert "instance" in method[0].message

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 pytest.importorskip("tensorflow")
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+from IPython.core.interactiveshell import InteractiveShell
 
-from tfgraph_lab.recorder import is_patched  # noqa: E402
+from tfgraph_lab.recorder import is_patched
 
 
 @pytest.fixture(scope="module")

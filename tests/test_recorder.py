@@ -119,7 +119,11 @@ def test_methods_one_function_per_instance() -> None:
     with tfgraph_lab.watch() as w:
         run()
     fn = w.report.function("M.double")
-    assert fn.traces == m1.double.experimental_get_tracing_count() + m2.double.experimental_get_tracing_count() == 3
+    assert (
+        fn.traces
+        == m1.double.experimental_get_tracing_count() + m2.double.experimental_get_tracing_count()
+        == 3
+    )
     assert fn.function_objects == 2
     assert codes(w.report, "M.double") == ["first-trace", "dtype-changed", "first-trace"]
 
@@ -173,7 +177,10 @@ def test_threads_count_each_trace_once() -> None:
     objects = [object() for _ in range(12)]
 
     def run() -> None:
-        threads = [threading.Thread(target=lambda: [stateless(tf.constant(1.0)) for _ in range(10)]) for _ in range(8)]
+        threads = [
+            threading.Thread(target=lambda: [stateless(tf.constant(1.0)) for _ in range(10)])
+            for _ in range(8)
+        ]
         threads += [threading.Thread(target=per_object, args=(o,)) for o in objects]
         for t in threads:
             t.start()

@@ -11,17 +11,63 @@ from tfgraph_lab.report import TraceReport
 
 
 def make_report(name: str = "train_step", arg: str = "x", calls: int = 40) -> TraceReport:
-    graphs = (GraphSummary("x: TensorSpec(shape=(32, 128), dtype=tf.float32)", calls - 2),
-              GraphSummary("x: TensorSpec(shape=(17, 128), dtype=tf.float32)", 2))
-    fn = FunctionSummary(name, "train.py", 12, calls, 2, 0, 0.02, 0.04, False, graphs,
-                         objects_traced=1, traced_calls=2, retraces=1)
+    graphs = (
+        GraphSummary("x: TensorSpec(shape=(32, 128), dtype=tf.float32)", calls - 2),
+        GraphSummary("x: TensorSpec(shape=(17, 128), dtype=tf.float32)", 2),
+    )
+    fn = FunctionSummary(
+        name,
+        "train.py",
+        12,
+        calls,
+        2,
+        0,
+        0.02,
+        0.04,
+        False,
+        graphs,
+        objects_traced=1,
+        traced_calls=2,
+        retraces=1,
+    )
     keras = FunctionSummary("Trainer.one_step_on_data", "keras/trainer.py", 1, 3, 1, 0, 0.01, 0.02, True)
-    events = [Event(0, name, "train.py", 0, "call", True, 1, 0.01, 0, reasons=(Reason("first-trace", message="first"),))]
+    events = [
+        Event(
+            0,
+            name,
+            "train.py",
+            0,
+            "call",
+            True,
+            1,
+            0.01,
+            0,
+            reasons=(Reason("first-trace", message="first"),),
+        )
+    ]
     events += [Event(i, name, "train.py", 0, "call", False, 0, 0.0005, 0) for i in range(1, calls - 1)]
-    events.append(Event(calls - 1, name, "train.py", 0, "call", True, 1, 0.01, 1, caller="train.py:40",
-                        reasons=(Reason("shape-changed", arg, "(32, 128)", "(17, 128)", "changed", "use None"),)))
-    return TraceReport(functions=(fn, keras), events=tuple(events), warnings=("TF warned",),
-                       tf_version="2.21.0", suggestions={f"{name}\0train.py": "@tf.function(...)"})
+    events.append(
+        Event(
+            calls - 1,
+            name,
+            "train.py",
+            0,
+            "call",
+            True,
+            1,
+            0.01,
+            1,
+            caller="train.py:40",
+            reasons=(Reason("shape-changed", arg, "(32, 128)", "(17, 128)", "changed", "use None"),),
+        )
+    )
+    return TraceReport(
+        functions=(fn, keras),
+        events=tuple(events),
+        warnings=("TF warned",),
+        tf_version="2.21.0",
+        suggestions={f"{name}\0train.py": "@tf.function(...)"},
+    )
 
 
 def test_json_round_trip_and_contract_keys() -> None:
@@ -29,11 +75,25 @@ def test_json_round_trip_and_contract_keys() -> None:
     data = json.loads(report.to_json())
     assert data["version"] == 1
     fn = data["functions"][0]
-    for key in ("qualname", "filename", "firstlineno", "calls", "traces", "failed_traces",
-                "trace_seconds", "call_seconds", "framework", "graphs"):
+    for key in (
+        "qualname",
+        "filename",
+        "firstlineno",
+        "calls",
+        "traces",
+        "failed_traces",
+        "trace_seconds",
+        "call_seconds",
+        "framework",
+        "graphs",
+    ):
         assert key in fn
-    assert fn["graphs"][0] == {"signature": "x: TensorSpec(shape=(32, 128), dtype=tf.float32)", "hits": 38,
-                               "traced_in_watch": True, "via": "call"}
+    assert fn["graphs"][0] == {
+        "signature": "x: TensorSpec(shape=(32, 128), dtype=tf.float32)",
+        "hits": 38,
+        "traced_in_watch": True,
+        "via": "call",
+    }
     event = data["events"][-1]
     assert {"qualname", "traced", "via", "seconds", "reasons"} <= set(event)
     assert event["reasons"][0]["code"] == "shape-changed"
@@ -55,8 +115,14 @@ def test_headline_and_framework_folding() -> None:
 
 def test_html_has_stable_classes_and_timeline() -> None:
     html = make_report()._repr_mimebundle_()["text/html"]
-    for cls in ("tfgl-report", "tfgl-traces-count", "tfgl-cache-table", "tfgl-reason-shape-changed",
-                "tfgl-timeline-chart", "tfgl-suggestion"):
+    for cls in (
+        "tfgl-report",
+        "tfgl-traces-count",
+        "tfgl-cache-table",
+        "tfgl-reason-shape-changed",
+        "tfgl-timeline-chart",
+        "tfgl-suggestion",
+    ):
         assert cls in html
 
 
@@ -75,7 +141,7 @@ def test_timeline_is_summarised_for_many_calls() -> None:
 
 
 def test_unknown_function_error_lists_known_ones() -> None:
-    with pytest.raises(KeyError, match="functions seen: Trainer.one_step_on_data, train_step"):
+    with pytest.raises(KeyError, match=r"functions seen: Trainer\.one_step_on_data, train_step"):
         make_report().function("nope")
 
 

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
+    "TfgraphLabError",
     "TraceBudgetExceeded",
     "TraceRecorder",
     "TraceReport",
-    "TfgraphLabError",
     "__version__",
     "load_ipython_extension",
     "monitor",

@@ -18,20 +18,20 @@ __all__ = ["aggregate"]
 
 class _Acc:
     __slots__ = (
-        "info",
-        "calls",
-        "traces",
-        "failed",
-        "trace_seconds",
         "call_seconds",
+        "calls",
         "eager",
-        "objects",
-        "objects_traced",
-        "traced_calls",
-        "retraces",
+        "failed",
         "graphs",
         "hits",
+        "info",
+        "objects",
+        "objects_traced",
         "reasons",
+        "retraces",
+        "trace_seconds",
+        "traced_calls",
+        "traces",
     )
 
     def __init__(self, info: Any) -> None:

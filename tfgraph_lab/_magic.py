@@ -46,7 +46,9 @@ class TraceWatchMagics(Magics):
         help="Run the cell a second time with tf.config.run_functions_eagerly(True) and show "
         "graph vs eager time side by side. The cell runs TWICE: avoid on cells with side effects.",
     )
-    @argument("--live", action="store_true", help="Show live counters while the cell runs (needs ipywidgets).")
+    @argument(
+        "--live", action="store_true", help="Show live counters while the cell runs (needs ipywidgets)."
+    )
     @argument("mode", nargs="?", help="Line magic only: on, off or status (always-on monitoring).")
     @no_var_expand
     @line_cell_magic
@@ -107,7 +109,7 @@ class TraceWatchMagics(Magics):
             t0 = time.perf_counter()
             value = self._exec(cell)
             graph_seconds = time.perf_counter() - t0
-        except BaseException as exc:  # noqa: BLE001 - re-raised unchanged below
+        except BaseException as exc:
             error = exc
         finally:
             recorder.stop()
@@ -126,7 +128,8 @@ class TraceWatchMagics(Magics):
         if not args.quiet:
             display(report)
         if args.variable:
-            self.shell.user_ns[args.variable] = report
+            shell: Any = self.shell
+            shell.user_ns[args.variable] = report
         if args.json:
             try:
                 write_json(report, args.json)
@@ -140,7 +143,7 @@ class TraceWatchMagics(Magics):
 
     def _exec(self, cell: str) -> Any:
         """Run the cell as ``%%time`` does: transform, compile, exec in ``user_ns``."""
-        shell = self.shell
+        shell: Any = self.shell
         transformed = shell.transform_cell(cell)
         tree = shell.compile.ast_parse(transformed)
         tree = shell.transform_ast(tree)

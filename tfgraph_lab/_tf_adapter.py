@@ -29,8 +29,9 @@ import sys
 import sysconfig
 import threading
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .records import ArgLeaf, Signature
 
@@ -188,7 +189,7 @@ def _code_location(fn: Any) -> tuple[str, str, int]:
         qualname = type(fn).__qualname__
     code = getattr(fn, "__code__", None)
     if code is None and callable(fn):
-        code = getattr(getattr(fn, "__call__", None), "__code__", None)
+        code = getattr(type(fn).__call__, "__code__", None)
     filename = code.co_filename if code is not None else "<unknown>"
     firstlineno = code.co_firstlineno if code is not None else 0
     return str(qualname), filename, int(firstlineno)
@@ -198,9 +199,7 @@ def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
     """Describe a ``Function`` (or, without one, the tracing options of a trace)."""
     via_hint = "call"
     if fn is not None:
-        python_function = getattr(fn, "_python_function", None) or getattr(
-            fn, "python_function", None
-        )
+        python_function = getattr(fn, "_python_function", None) or getattr(fn, "python_function", None)
         name = str(getattr(fn, "_name", "") or "")
         reduce_retracing = bool(getattr(fn, "_reduce_retracing", False))
         signature = getattr(fn, "input_signature", None)
@@ -254,9 +253,7 @@ def _is_instance_method(python_function: Any) -> bool:
     """True for the per-instance Function TF builds in ``Function.__get__`` (its Python
     function wraps a MethodType bound to a ``TfMethodTarget``; TF 2.15-2.21)."""
     wrapped = getattr(python_function, "__wrapped__", None)
-    return isinstance(wrapped, types.MethodType) and type(wrapped.__self__).__name__ == (
-        "TfMethodTarget"
-    )
+    return isinstance(wrapped, types.MethodType) and type(wrapped.__self__).__name__ == ("TfMethodTarget")
 
 
 def _saved_name(fn: Any) -> str | None:
@@ -277,9 +274,7 @@ def _tf_data_user_function() -> Any:
     """
     frame = sys._getframe(1)
     while frame is not None:
-        if frame.f_code.co_name == "__init__" and frame.f_code.co_filename.endswith(
-            "structured_function.py"
-        ):
+        if frame.f_code.co_name == "__init__" and frame.f_code.co_filename.endswith("structured_function.py"):
             return frame.f_locals.get("func")
         frame = frame.f_back  # type: ignore[assignment]
     return None
@@ -347,8 +342,7 @@ def is_framework_file(filename: str) -> bool:
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # Our own machinery; the demo module is user-like code and stays visible.
 _OWN_MACHINERY = tuple(
-    _PACKAGE_DIR + name
-    for name in ("recorder.py", "_tf_adapter.py", "_magic.py", "cli.py", "monitor.py")
+    _PACKAGE_DIR + name for name in ("recorder.py", "_tf_adapter.py", "_magic.py", "cli.py", "monitor.py")
 ) + (_PACKAGE_DIR + "widgets" + os.sep,)
 
 
@@ -413,7 +407,7 @@ def current_context(scope_type: Any) -> str:
         from tensorflow.python.eager.polymorphic_function import function_context
 
         ctx = function_context.make_function_context(scope_type)
-    except Exception:  # noqa: BLE001 - a moved internal must not break the user's call
+    except Exception:
         return ""
     return describe_context(ctx)
 
@@ -478,7 +472,7 @@ def call_signature(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Si
         lookup_type, _ = ftu.make_canonicalized_monomorphic_type(
             bound.args, bound.kwargs, capture_types, fn._function_type
         )
-    except Exception:  # noqa: BLE001 - explanations degrade, calls never break
+    except Exception:
         return None
     return signature_of(lookup_type)
 
@@ -537,9 +531,7 @@ def _flatten(path: str, tc: Any, out: list[ArgLeaf]) -> None:
     elif cls in ("NamedTuple", "Attrs"):
         named = tc if cls == "NamedTuple" else tc.named_attributes
         names = tuple(named.attribute_names)
-        out.append(
-            ArgLeaf(path, "container", str(named.type_name), value=f"fields {list(names)}")
-        )
+        out.append(ArgLeaf(path, "container", str(named.type_name), value=f"fields {list(names)}"))
         for name, item in zip(names, named.attributes.components):
             _flatten(f"{path}.{name}", item, out)
     elif cls == "Dict":
@@ -553,9 +545,7 @@ def _flatten(path: str, tc: Any, out: list[ArgLeaf]) -> None:
         if obj is None:
             out.append(ArgLeaf(path, "object", "<garbage-collected object>", value="collected"))
         else:
-            out.append(
-                ArgLeaf(path, "object", type(obj).__qualname__, value=f"at {id(obj):#x}")
-            )
+            out.append(ArgLeaf(path, "object", type(obj).__qualname__, value=f"at {id(obj):#x}"))
     elif tc is None:
         out.append(ArgLeaf(path, "other", "None"))
     else:
@@ -587,14 +577,11 @@ def _type_text(tc: Any) -> str:
     if cls in ("NamedTuple", "Attrs"):
         named = tc if cls == "NamedTuple" else tc.named_attributes
         inner = ", ".join(
-            f"{n}={_type_text(c)}"
-            for n, c in zip(named.attribute_names, named.attributes.components)
+            f"{n}={_type_text(c)}" for n, c in zip(named.attribute_names, named.attributes.components)
         )
         return f"{named.type_name}({inner})"
     if cls == "Dict":
-        inner = ", ".join(
-            f"{k!r}: {_type_text(tc.mapping[k])}" for k in sorted(tc.mapping, key=repr)
-        )
+        inner = ", ".join(f"{k!r}: {_type_text(tc.mapping[k])}" for k in sorted(tc.mapping, key=repr))
         return "{" + inner + "}"
     if cls == "Weakref":
         obj = tc._ref()

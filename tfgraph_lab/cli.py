@@ -107,7 +107,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             runpy.run_path(script, run_name="__main__")
         except SystemExit as exc:
             status = _exit_code(exc.code)
-        except BaseException:  # noqa: BLE001 - report first, then fail like python would
+        except BaseException:
             traceback.print_exc()
             status = 1
         finally:

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from .recorder import watch
 from .render.format import fmt_seconds
 
-__all__ = ["EPOCHS", "run_demo", "trap", "cure"]
+__all__ = ["EPOCHS", "cure", "run_demo", "trap"]
 
 EPOCHS = 4
 SAMPLES = 100  # batches of 32 leave a last batch of 4

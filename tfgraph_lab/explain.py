@@ -235,9 +235,7 @@ def _structure(path: str, before: ArgLeaf | None, after: ArgLeaf | None) -> Reas
 
 
 def _compare(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature]) -> Reason | None:
-    if prev.kind != leaf.kind or (
-        prev.kind in ("python", "composite") and prev.type_name != leaf.type_name
-    ):
+    if prev.kind != leaf.kind or (prev.kind in ("python", "composite") and prev.type_name != leaf.type_name):
         return _type_changed(path, prev, leaf)
     if leaf.kind == "tensor":
         return _tensor(path, prev, leaf, history)
@@ -252,8 +250,7 @@ def _compare(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signatur
                 path,
                 prev.describe() + (f" ({prev.value})" if prev.value else ""),
                 leaf.describe() + (f" ({leaf.value})" if leaf.value else ""),
-                f"`{path}` is a tf.Variable with a different shape, dtype or aliasing than "
-                "any cached graph",
+                f"`{path}` is a tf.Variable with a different shape, dtype or aliasing than any cached graph",
                 "pass variables of one shape and dtype (and don't pass the same variable twice "
                 "in one call); or read the value and pass a tensor",
             )
@@ -342,10 +339,7 @@ def _python_value(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
             "AutoGraph turns `if`/`for range()` on a tensor into tf.cond/tf.while_loop"
         )
     else:
-        fix = (
-            f"pass `{path}` as a tensor, or keep it fixed; every distinct Python value makes "
-            "a new graph"
-        )
+        fix = f"pass `{path}` as a tensor, or keep it fixed; every distinct Python value makes a new graph"
     return Reason(
         "python-value-changed",
         path,

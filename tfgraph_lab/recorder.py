@@ -21,9 +21,9 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable
+from typing import Any
 
 from . import _tf_adapter as tfa
 from .budget import TraceBudget
@@ -42,15 +42,15 @@ class FunctionState:
     """What the recorder knows of one tf.function object (held weakly)."""
 
     __slots__ = (
+        "__weakref__",
+        "collected",
+        "graph_list",
+        "graphs",
         "info",
         "key",
-        "ref",
         "object_no",
-        "graphs",
-        "graph_list",
+        "ref",
         "traced",
-        "collected",
-        "__weakref__",
     )
 
     def __init__(self, info: tfa.FunctionInfo, ref: Any, object_no: int) -> None:
@@ -67,7 +67,7 @@ class FunctionState:
 class GraphState:
     """One graph (concrete function) of a function object."""
 
-    __slots__ = ("state", "signature", "via", "scope", "in_watch", "seq", "cf_ref", "retrace", "log_pos")
+    __slots__ = ("cf_ref", "in_watch", "log_pos", "retrace", "scope", "seq", "signature", "state", "via")
 
     def __init__(
         self, state: FunctionState, signature: Signature, via: str, scope: str, in_watch: bool
@@ -84,7 +84,7 @@ class GraphState:
 
 
 class _Frame:
-    __slots__ = ("state", "via", "served", "traces")
+    __slots__ = ("served", "state", "traces", "via")
 
     def __init__(self, state: FunctionState, via: str) -> None:
         self.state = state
@@ -97,17 +97,17 @@ class CallRecord:
     """A call (or a trace without a call) that needs more than the hot path's tuple."""
 
     __slots__ = (
-        "state",
-        "via",
-        "seconds",
-        "traces",
-        "graph",
+        "caller",
         "eager",
         "error",
         "failed_trace",
-        "caller",
-        "thread",
+        "graph",
         "reasons",
+        "seconds",
+        "state",
+        "thread",
+        "traces",
+        "via",
     )
 
     def __init__(self, state: FunctionState, via: str, seconds: float) -> None:
@@ -154,7 +154,7 @@ class _RetraceWarningHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a broken log record must not break the watch
+        except Exception:
             return
         if "retracing" in message:
             self.sink.append(message)
@@ -201,15 +201,15 @@ class _Hub:
         fn_cls = h.function_class
         self.originals = {"__call__": fn_cls.__dict__["__call__"]}
         try:
-            fn_cls.__call__ = _make_call_hook(self, self.originals["__call__"])
+            setattr(fn_cls, "__call__", _make_call_hook(self, self.originals["__call__"]))  # noqa: B010
             if h.full:
                 gcf = fn_cls.__dict__["_get_concrete_function_garbage_collected"]
                 self.originals["_get_concrete_function_garbage_collected"] = gcf
-                fn_cls._get_concrete_function_garbage_collected = _make_gcf_hook(self, gcf)
+                setattr(fn_cls, "_get_concrete_function_garbage_collected", _make_gcf_hook(self, gcf))  # noqa: B010
                 cf_cls = h.concrete_function_class
                 assert cf_cls is not None and h.callbacks is not None
                 self.originals["_call_flat"] = cf_cls.__dict__["_call_flat"]
-                cf_cls._call_flat = _make_call_flat_hook(self, self.originals["_call_flat"])
+                setattr(cf_cls, "_call_flat", _make_call_flat_hook(self, self.originals["_call_flat"]))  # noqa: B010
                 h.callbacks.append(self.on_concrete_function)
             self.log_handler = _RetraceWarningHandler(self.warnings)
             logging.getLogger("tensorflow").addHandler(self.log_handler)
@@ -222,14 +222,11 @@ class _Hub:
         if h is None:
             return
         fn_cls = h.function_class
-        if "__call__" in self.originals:
-            fn_cls.__call__ = self.originals["__call__"]
-        if "_get_concrete_function_garbage_collected" in self.originals:
-            fn_cls._get_concrete_function_garbage_collected = self.originals[
-                "_get_concrete_function_garbage_collected"
-            ]
+        for name in ("__call__", "_get_concrete_function_garbage_collected"):
+            if name in self.originals:
+                setattr(fn_cls, name, self.originals[name])
         if "_call_flat" in self.originals and h.concrete_function_class is not None:
-            h.concrete_function_class._call_flat = self.originals["_call_flat"]
+            setattr(h.concrete_function_class, "_call_flat", self.originals["_call_flat"])  # noqa: B010
         if h.callbacks is not None:
             while self.on_concrete_function in h.callbacks:
                 h.callbacks.remove(self.on_concrete_function)
@@ -277,7 +274,7 @@ class _Hub:
             self.cache_owner[id(cache)] = state
             try:
                 existing = list(cache.values())
-            except Exception:  # noqa: BLE001 - only a nicety: graphs traced before the watch
+            except Exception:
                 existing = []
             for cf in existing:
                 graph = GraphState(state, tfa.signature_of(cf.function_type), "before", "", False)
@@ -305,7 +302,7 @@ class _Hub:
         """CONCRETE_FUNCTION_CALLBACKS entry: one new graph, on the thread that traced it."""
         try:
             self._on_concrete_function(cf)
-        except Exception:  # noqa: BLE001 - never break TensorFlow's tracing
+        except Exception:
             logging.getLogger(__name__).debug("tfgraph_lab: trace not recorded", exc_info=True)
 
     def _on_concrete_function(self, cf: Any) -> None:
@@ -376,9 +373,7 @@ class _Hub:
             record.error = f"{type(exc).__name__}: {exc}"[:300]
             assert self.handles is not None
             record.failed_trace = (
-                frame.served is None
-                and not self.handles.run_functions_eagerly()
-                and tfa.trace_failed(exc)
+                frame.served is None and not self.handles.run_functions_eagerly() and tfa.trace_failed(exc)
             )
         elif not frame.traces and frame.served is None:
             assert self.handles is not None
@@ -514,13 +509,9 @@ def is_patched() -> bool:
         hooked.append(h.concrete_function_class.__dict__.get("_call_flat"))
     if any(getattr(x, "_tfgraph_lab_hook", False) for x in hooked):
         return True
-    if h.callbacks is not None and any(
-        getattr(cb, "__self__", None) is _HUB for cb in h.callbacks
-    ):
+    if h.callbacks is not None and any(getattr(cb, "__self__", None) is _HUB for cb in h.callbacks):
         return True
-    return any(
-        isinstance(x, _RetraceWarningHandler) for x in logging.getLogger("tensorflow").handlers
-    )
+    return any(isinstance(x, _RetraceWarningHandler) for x in logging.getLogger("tensorflow").handlers)
 
 
 class TraceRecorder:

@@ -101,9 +101,7 @@ class TraceReport:
         hits = sum(f.cached_calls for f in self.shown_functions)
         if hits <= 0:
             return None
-        cached_time = sum(
-            max(0.0, f.call_seconds - f.trace_seconds) for f in self.shown_functions
-        )
+        cached_time = sum(max(0.0, f.call_seconds - f.trace_seconds) for f in self.shown_functions)
         return cached_time / hits
 
     @property

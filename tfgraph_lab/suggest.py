@@ -71,8 +71,7 @@ def suggest_fix(
         return f"{short}(..., {passes})  # tensors: one graph for every value"
     if code == "new-function-object":
         return (
-            f"{short}_fn = tf.function({short})  # once, outside the loop or cell\n"
-            f"for ...: {short}_fn(...)"
+            f"{short}_fn = tf.function({short})  # once, outside the loop or cell\nfor ...: {short}_fn(...)"
         )
     if code == "object-changed":
         args = _arguments(reasons, code)

@@ -53,9 +53,7 @@ def main() -> int:
             for fn in report.get("functions", []):
                 if fn["traces"] or not fn["framework"]:
                     ours[fn["qualname"]] = ours.get(fn["qualname"], 0) + fn["traces"]
-            user_total = sum(
-                f["traces"] for f in report.get("functions", []) if not f["framework"]
-            )
+            user_total = sum(f["traces"] for f in report.get("functions", []) if not f["framework"])
             # Keras's trainer functions are framework code, but the Keras scenario counts them.
             keras_total = sum(
                 f["traces"]
@@ -72,7 +70,9 @@ def main() -> int:
             if args.reasons:
                 for e in report.get("events", []):
                     if e["traced"] or e.get("failed_trace"):
-                        codes = [r["code"] + (":" + r["argument"] if r["argument"] else "") for r in e["reasons"]]
+                        codes = [
+                            r["code"] + (":" + r["argument"] if r["argument"] else "") for r in e["reasons"]
+                        ]
                         print(f"      {e['qualname']} via {e['via']}: {codes}")
     print(f"{agree}/{len(cases)} scenarios agree")
     return 0 if agree == len(cases) else 1

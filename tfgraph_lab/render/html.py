@@ -76,18 +76,16 @@ def render_html(report: TraceReport) -> str:
         parts.append("</details>")
     if report.warnings:
         items = "".join(f"<li><code>{escape(w.splitlines()[0][:300])}</code></li>" for w in report.warnings)
-        parts.append(
-            "<h4>TensorFlow's own warning (captured)</h4>"
-            f"<ul class='tfgl-tf-warnings'>{items}</ul>"
-        )
+        parts.append(f"<h4>TensorFlow's own warning (captured)</h4><ul class='tfgl-tf-warnings'>{items}</ul>")
     if report.compare_eager:
-        g = report.compare_eager.get("graph_seconds", 0.0)
-        e = report.compare_eager.get("eager_seconds", 0.0)
+        graph_s = report.compare_eager.get("graph_seconds", 0.0)
+        eager_s = report.compare_eager.get("eager_seconds", 0.0)
         parts.append(
             "<h4>Graph vs eager (the same cell, run twice)</h4>"
             "<table class='tfgl-compare'><tr><th>tf.function (graph)</th><th>eager</th><th></th></tr>"
-            f"<tr><td class='tfgl-num'>{fmt_seconds(g)}</td><td class='tfgl-num'>{fmt_seconds(e)}</td>"
-            f"<td>{escape(_ratio_text(g, e))}</td></tr></table>"
+            f"<tr><td class='tfgl-num'>{fmt_seconds(graph_s)}</td>"
+            f"<td class='tfgl-num'>{fmt_seconds(eager_s)}</td>"
+            f"<td>{escape(_ratio_text(graph_s, eager_s))}</td></tr></table>"
         )
     parts.append("</div>")
     return "".join(parts)
@@ -110,8 +108,7 @@ def _headline(report: TraceReport) -> str:
         f"{escape(fmt_seconds(report.trace_seconds))}</b>tracing</div>"
     )
     return (
-        f"<div class='tfgl-headline'>{boxes}</div>"
-        f"<div class='tfgl-summary'>{escape(headline(report))}</div>"
+        f"<div class='tfgl-headline'>{boxes}</div><div class='tfgl-summary'>{escape(headline(report))}</div>"
     )
 
 
@@ -148,7 +145,9 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
         f"<h4><code>{escape(fn.qualname)}</code> <span class='tfgl-muted'>{escape(where)}</span></h4>"
     ]
     if fn.eager_calls:
-        out.append(f"<div class='tfgl-notice'>ran eagerly {plural(fn.eager_calls, 'time')}: no graph, no tracing</div>")
+        out.append(
+            f"<div class='tfgl-notice'>ran eagerly {plural(fn.eager_calls, 'time')}: no graph, no tracing</div>"
+        )
     if fn.graphs:
         rows = "".join(
             f"<tr><td class='tfgl-num'>#{i}</td><td><code>{escape(g.signature or '()')}</code></td>"
@@ -165,10 +164,14 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
     for e in shown[:MAX_RETRACES_SHOWN]:
         out.append(_event_html(e, fn))
     if len(shown) > MAX_RETRACES_SHOWN:
-        out.append(f"<p class='tfgl-muted'>… {len(shown) - MAX_RETRACES_SHOWN} more traces (see the JSON)</p>")
+        out.append(
+            f"<p class='tfgl-muted'>… {len(shown) - MAX_RETRACES_SHOWN} more traces (see the JSON)</p>"
+        )
     suggestion = report.suggestions.get(f"{fn.qualname}\0{fn.filename}")
     if suggestion:
-        out.append(f"<div class='tfgl-muted'>suggested fix:</div><pre class='tfgl-suggestion'>{escape(suggestion)}</pre>")
+        out.append(
+            f"<div class='tfgl-muted'>suggested fix:</div><pre class='tfgl-suggestion'>{escape(suggestion)}</pre>"
+        )
     out.append("</div>")
     return "".join(out)
 

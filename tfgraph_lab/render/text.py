@@ -104,7 +104,9 @@ def render_text(report: TraceReport) -> str:
                     note += f"  (via {g.via})"
                 lines.append(f"    #{i}  {g.signature or '()'}  — {plural(g.hits, 'hit')}{note}")
         traced = by_fn.get((fn.qualname, fn.filename), [])
-        explained = [e for e in traced if any(r.code not in ("first-trace",) for r in e.reasons) or e.failed_trace]
+        explained = [
+            e for e in traced if any(r.code not in ("first-trace",) for r in e.reasons) or e.failed_trace
+        ]
         if explained:
             lines.append("  traces:")
             said: set[tuple[str, str]] = set()

@@ -1,0 +1,124 @@
+"""Table-driven tests of tfgraph_lab.exercises: every check passes its solution and fails its
+starter (and other typical wrong answers), and feedback renders as text and HTML."""
+
+from __future__ import annotations
+
+import linecache
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+from typing import Any
+
+import pytest
+
+from tfgraph_lab import exercises as ex
+
+tf = pytest.importorskip("tensorflow")
+np = pytest.importorskip("numpy")
+keras = pytest.importorskip("keras")
+
+WRONG_EXTRA = {
+    # a plausible half-fix: tensors for the factor, but still a Python bool that changes
+    "03-scalar-trap": ex.EXERCISES["03-scalar-trap"]
+    .solution.replace("tf.constant(True)", "True")
+    .replace("tf.constant(False)", "False")
+    .replace("x = tf.cond(training, lambda: x * 0.9, lambda: x)", "x = x * 0.9 if training else x"),
+    # reduce_retracing fixes the shapes but the float64 batch still makes a third graph
+    "04-shapes": ex.EXERCISES["04-shapes"].starter.replace(
+        "@tf.function\n", "@tf.function(reduce_retracing=True)\n"
+    ),
+    # the variable is created eagerly on every call: no error, but the total resets
+    "05-variables": ex.EXERCISES["05-variables"].starter.replace("    @tf.function\n", ""),
+    # hoisted, but the Python floats still make one graph per config
+    "06-objects": ex.EXERCISES["06-objects"].solution.replace(
+        "as_tensors = {key: tf.constant(value) for key, value in cfg.items()}", "as_tensors = cfg"
+    ),
+    # the "fix" that reads lr from the enclosing scope: one graph, but lr is baked in at trace
+    # time (a stale closure), so the graph no longer computes what eager mode computes
+    "07-training-loop": ex.EXERCISES["07-training-loop"]
+    .starter.replace("def train_step(x, y, lr):", "def train_step(x, y):")
+    .replace("loss = train_step(x, y, lr)", "loss = train_step(x, y)")
+    .replace(".batch(32)", ".batch(40)"),
+    # drop the decorator altogether: no tf.function left to measure
+    "08-capstone": ex.EXERCISES["08-capstone"].solution.replace(
+        "    @tf.function(input_signature=spec)               # created once; any batch size\n", ""
+    ),
+}
+
+CASES = [(e.id, "solution", True) for e in ex.EXERCISES.values()]
+CASES += [(e.id, "starter", False) for e in ex.EXERCISES.values()]
+CASES += [(exercise_id, "wrong", False) for exercise_id in WRONG_EXTRA]
+
+
+def _answer(exercise_id: str, kind: str) -> tuple[Any, dict[str, Any]]:
+    exercise = ex.exercise(exercise_id)
+    code = {"solution": exercise.solution, "starter": exercise.starter}.get(kind) or WRONG_EXTRA[exercise_id]
+    namespace: dict[str, Any] = {"tf": tf, "np": np, "keras": keras}
+    filename = f"<exercise-{exercise_id}-{kind}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)  # for AutoGraph
+    exec(compile(code, filename, "exec"), namespace)
+    options: dict[str, Any] = {}
+    if exercise_id == "08-capstone":
+        exec(exercise.starter.replace("def train_fast(", "def train_slow("), namespace)
+        options["baseline"] = namespace["train_slow"]
+    return namespace[exercise.answer], options
+
+
+@pytest.mark.parametrize(("exercise_id", "kind", "passes"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_check_measures_the_answer(exercise_id: str, kind: str, passes: bool) -> None:
+    answer, options = _answer(exercise_id, kind)
+    feedback = ex.check(exercise_id, answer, **options)
+    assert bool(feedback) is passes, str(feedback)
+    assert feedback.measured, "a check always says what it measured"
+    if not passes:
+        assert feedback.hint, "a failed check gives a hint"
+    text, html_text = str(feedback), feedback._repr_html_()
+    assert text.startswith("✓" if passes else "✗")
+    assert exercise_id in html_text and "<script" not in html_text
+
+
+def test_every_lesson_from_0_to_8_has_an_exercise() -> None:
+    assert sorted({e.lesson for e in ex.EXERCISES.values()}) == list(range(9))
+
+
+def test_unknown_exercise_names_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="03-scalar-trap"):
+        ex.check("3-scalar", lambda: None)
+
+
+def test_errors_in_the_learner_code_become_feedback() -> None:
+    def broken() -> None:
+        raise RuntimeError("boom")
+
+    feedback = ex.check("03-scalar-trap", broken)
+    assert feedback.passed is False and "RuntimeError" in feedback.summary
+
+
+def test_hints_cycle_and_solution_shows_code() -> None:
+    first, second = ex.hint("05-variables"), ex.hint("05-variables")
+    assert first.notes != second.notes
+    assert "tf.Variable" in ex.solution("05-variables").code
+    assert "<pre" in ex.solution("05-variables")._repr_html_()
+
+
+@pytest.mark.parametrize(
+    ("guess", "passed"), [(None, None), (3, True), (2, False), ("3", False), (True, False)]
+)
+def test_check_prediction(guess: Any, passed: bool | None) -> None:
+    @tf.function
+    def f(n: Any) -> Any:
+        return tf.constant(n)
+
+    m = ex.measure(lambda: [f(1), f(2), f(3), f(3)])
+    assert ex.check_prediction(guess, m.report, "f").passed is passed
+
+
+def test_no_ipython_at_import() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, tfgraph_lab.exercises; print('IPython' in sys.modules, 'tensorflow' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]

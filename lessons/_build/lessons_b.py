@@ -1,0 +1,2 @@
+"""Lessons 05–08 (filled in next)."""
+LESSONS_B: dict = {}

@@ -50,7 +50,7 @@ CSS = """<style>
  margin:2px 0;  white-space:pre;overflow-x:auto;line-height:1.35}
 .tfgl-verdict-right{color:#1a7f37;font-weight:600}
 .tfgl-verdict-miss{color:#cf222e;font-weight:600}
-.tfgl-controls .widget-label{min-width:0}
+.tfgl-control-label{display:block;text-align:right;padding-right:8px;color:var(--jp-widgets-label-color,#1f2328)}
 </style>"""
 
 

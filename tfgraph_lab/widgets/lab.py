@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import deque
 from collections.abc import Callable
 from html import escape
 from typing import Any
@@ -24,12 +25,18 @@ from .session import ActionResult, LabSession
 
 __all__ = ["RetraceLab"]
 
-_LABEL = {"description_width": "150px"}
-_WIDE = W.Layout(width="330px")
+_LABEL = {"description_width": "118px"}
+_WIDE = W.Layout(width="390px")
 
 
 def _section(text: str) -> Any:
     return W.HTML(f"<div class='tfgl-section'>{escape(text)}</div>")
+
+
+def _labelled(label: str, widget: Any) -> Any:
+    """A label in the sliders' label column, then the widget (ToggleButtons wrap their own)."""
+    text = W.HTML(f"<span class='tfgl-control-label'>{escape(label)}</span>", layout=W.Layout(width="118px"))
+    return W.HBox([text, widget], layout=W.Layout(align_items="center"))
 
 
 class RetraceLab(W.VBox):  # type: ignore[misc]
@@ -46,12 +53,14 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.session = LabSession(fn, settings)
         self.game = PredictionGame()
         self.last_render_seconds = 0.0
+        #: ``(what, seconds)`` of recent redraws: the server-side cost of a control change or an
+        #: action's display update, TensorFlow's own work excluded.
+        self.render_log: deque[tuple[str, float]] = deque(maxlen=100)
         s = self.session.settings
         self.flag = W.ToggleButtons(
             options=[(label, key) for key, label in FLAG_MODES.items()],
             value=s.flag,
-            description="flag passed as",
-            style={**_LABEL, "button_width": "88px"},
+            style={"button_width": "92px"},
         )
         self.training = W.Checkbox(value=s.training, description="training (the flag's value)", indent=False)
         self.batch = W.IntSlider(
@@ -67,9 +76,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             style=_LABEL,
             layout=W.Layout(width="260px"),
         )
-        self.rank = W.ToggleButtons(
-            options=list(RANKS), value=s.rank, description="rank", style={**_LABEL, "button_width": "40px"}
-        )
+        self.rank = W.ToggleButtons(options=list(RANKS), value=s.rank, style={"button_width": "40px"})
         self.input_signature = W.Checkbox(
             value=s.input_signature, indent=False, description="input_signature with None dims"
         )
@@ -88,19 +95,24 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.partial_last = W.Checkbox(
             value=s.partial_last, description="loop: last batch is partial", indent=False
         )
-        self.call_button = W.Button(description="Call once", button_style="primary", icon="play")
-        self.loop_button = W.Button(description="Run loop", icon="forward")
-        self.reset_button = W.Button(description="Reset cache", icon="refresh", button_style="warning")
+        button = W.Layout(width="124px")
+        self.call_button = W.Button(
+            description="Call once", button_style="primary", icon="play", layout=button
+        )
+        self.loop_button = W.Button(description="Run loop", icon="forward", layout=button)
+        self.reset_button = W.Button(
+            description="Reset cache", icon="refresh", button_style="warning", layout=button
+        )
         self.predict_mode = W.Checkbox(
             value=False, description="Predict mode: guess before each call", indent=False
         )
         self.prediction = W.ToggleButtons(
             options=[("will trace", True), ("won't trace", False)],
             value=None,
-            description="Your guess",
-            style={**_LABEL, "button_width": "96px"},
+            style={"button_width": "96px"},
         )
         self.score = W.HTML()
+        self.guess_row = _labelled("your guess", self.prediction)
         self.controls: dict[str, W.Widget] = {
             "flag": self.flag,
             "training": self.training,
@@ -152,12 +164,12 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         controls = W.VBox(
             [
                 _section("Arguments"),
-                self.flag,
+                _labelled("flag passed as", self.flag),
                 self.training,
                 self.batch,
                 self.features,
                 self.dtype,
-                self.rank,
+                _labelled("rank", self.rank),
                 _section("Decorator (a change makes a new tf.function)"),
                 self.input_signature,
                 self.reduce_retracing,
@@ -168,10 +180,10 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
                 W.HBox([self.call_button, self.loop_button, self.reset_button]),
                 _section("Game"),
                 self.predict_mode,
-                self.prediction,
+                self.guess_row,
                 self.score,
             ],
-            layout=W.Layout(width="470px", padding="0 12px 0 0"),
+            layout=W.Layout(width="450px", padding="0 16px 0 0"),
         ).add_class("tfgl-controls")
         display = W.VBox(
             [
@@ -182,13 +194,17 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
                 self.cache_table,
                 _section("Recent calls"),
                 self.timing,
+            ],
+            layout=W.Layout(flex="1 1 0", min_width="380px"),
+        ).add_class("tfgl-display")
+        super().__init__(
+            [
+                header,
+                W.HBox([controls, display], layout=W.Layout(flex_flow="row wrap")),
                 _section("The code these settings amount to"),
                 self.code,
             ],
-            layout=W.Layout(flex="1 1 auto", min_width="420px"),
-        ).add_class("tfgl-display")
-        super().__init__(
-            [header, W.HBox([controls, display], layout=W.Layout(flex_flow="row wrap"))], **kwargs
+            **kwargs,
         )
         self.add_class("tfgl-lab")
         self.add_class("tfgl-retrace-lab")
@@ -202,7 +218,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         except ValueError as exc:
             self.status.value = f"<div class='tfgl-reason-box tfgl-error'>{escape(str(exc))}</div>"
             return
-        self.refresh()
+        self.refresh(what=f"control {name}")
 
     def _act(self, action: Callable[[], ActionResult]) -> None:
         predicted = self.prediction.value
@@ -226,7 +242,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         if self.predict_mode.value and predicted is not None:
             verdict = self.game.record(bool(predicted), result, self.session.settings, self.session.state)
             self.prediction.value = None
-        self.refresh(verdict)
+        self.refresh(verdict, what=result.kind)
 
     def _reset(self) -> None:
         self.session.reset()
@@ -239,7 +255,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.status.value = f"<div class='tfgl-reason-box tfgl-error'><pre>{escape(text)}</pre></div>"
 
     # --------------------------------------------------------------------- drawing
-    def refresh(self, verdict: Any = None) -> None:
+    def refresh(self, verdict: Any = None, what: str = "refresh") -> None:
         """Redraw every display from the session state (no TensorFlow work here)."""
         t0 = time.perf_counter()
         session, state = self.session, self.session.state
@@ -258,9 +274,10 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.score.value = f"<span class='tfgl-muted'>score: {escape(self.game.score_text())}</span>"
         self._refresh_buttons()
         self.last_render_seconds = time.perf_counter() - t0
+        self.render_log.append((what, self.last_render_seconds))
 
     def _refresh_buttons(self) -> None:
-        self.prediction.layout.display = "" if self.predict_mode.value else "none"
+        self.guess_row.layout.display = "" if self.predict_mode.value else "none"
         self.score.layout.display = "" if self.predict_mode.value else "none"
 
     def _status_html(self, verdict: Any) -> str:

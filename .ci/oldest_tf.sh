@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The oldest supported TensorFlow: a second virtual environment with tensorflow-cpu 2.15 runs the
+# core tests (recorder, explainer, report, magic, faults). Called by .ci/run after the main suite;
+# usable alone: `.ci/oldest_tf.sh` (fresh venv) or `.ci/oldest_tf.sh --reuse` (keep the venv if it
+# already has the right TensorFlow).
+#
+# TF 2.15 wheels exist for CPython 3.9-3.11 only; PYTHON picks the interpreter (default python3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+VENV=${OLDEST_TF_VENV:-.venv-tf215}
+TF_SPEC=${OLDEST_TF_SPEC:-tensorflow-cpu==2.15.*}
+CORE_TESTS=(
+  tests/test_recorder.py
+  tests/test_explain.py
+  tests/test_report.py
+  tests/test_magic.py
+  tests/test_budget.py
+  tests/test_faults.py
+  tests/test_safety.py
+)
+
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+export TF_CPP_MIN_LOG_LEVEL=3 TF_ENABLE_ONEDNN_OPTS=0
+
+reuse=0
+if [ "${1:-}" = "--reuse" ]; then reuse=1; shift; fi
+
+py_minor=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+case "$py_minor" in
+  3.9|3.10|3.11) ;;
+  *) echo "oldest_tf.sh: $TF_SPEC has no wheel for Python $py_minor; set PYTHON to a 3.9-3.11 interpreter" >&2
+     exit 2 ;;
+esac
+
+if [ "$reuse" = 1 ] && [ -x "$VENV/bin/python" ] \
+   && "$VENV/bin/python" -c 'import tensorflow as tf, sys; sys.exit(not tf.__version__.startswith("2.15."))' 2>/dev/null; then
+  echo "oldest_tf.sh: reusing $VENV"
+else
+  rm -rf "$VENV"
+  "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  # TensorFlow first with its own dependencies (TF 2.15 pins numpy<2 and brings Keras 2.15);
+  # the project itself without dependencies, so its `tensorflow-cpu>=2.15` cannot upgrade TF.
+  "$VENV/bin/python" -m pip install -q "$TF_SPEC"
+  "$VENV/bin/python" -m pip install -q --no-deps -e .
+  "$VENV/bin/python" -m pip install -q "pytest>=8" pytest-timeout "hypothesis>=6" "ipython>=8" "ipywidgets>=8" psutil
+fi
+
+"$VENV/bin/python" - <<'EOF'
+import tensorflow as tf, numpy, IPython
+print(f"oldest_tf.sh: TensorFlow {tf.__version__}, numpy {numpy.__version__}, IPython {IPython.__version__}")
+EOF
+
+# addopts name nbval (not installed here; the lessons are checked on the newest TF only).
+"$VENV/bin/python" -m pytest -o addopts="" --strict-markers -ra -p no:cacheprovider -q "${CORE_TESTS[@]}" "$@"

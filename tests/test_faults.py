@@ -1,0 +1,637 @@
+"""Faults: every way a watched block can go wrong must leave TensorFlow exactly as it was and the
+report intact, with trace counts equal to TensorFlow's own ``experimental_get_tracing_count()``.
+
+The autouse fixture in conftest.py fails any test that leaves a hook, callback, log handler or the
+``run_functions_eagerly`` flag changed. Cases that need a fresh process (logical CPUs for
+MirroredStrategy, a Python without TensorFlow) run in a subprocess that prints JSON.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+
+import tfgraph_lab  # noqa: E402
+from tfgraph_lab import _tf_adapter as tfa  # noqa: E402
+from tfgraph_lab.recorder import is_patched  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def assert_intact(report: Any) -> None:
+    """The report renders in every format and survives a JSON round trip."""
+    assert str(report)
+    assert "tfgl-report" in report._repr_html_()
+    again = type(report).from_json(report.to_json())
+    assert again.to_dict() == report.to_dict()
+
+
+def subprocess_env() -> dict[str, str]:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def run_script(code: str, tmp_path: Path, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "fault_script.py"
+    script.write_text(textwrap.dedent(code))
+    return subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=subprocess_env(),
+        timeout=timeout,
+    )
+
+
+def last_json(stdout: str) -> Any:
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    assert lines, f"no JSON line in the subprocess output:\n{stdout}"
+    return json.loads(lines[-1])
+
+
+@pytest.fixture(scope="module")
+def shell() -> Iterator[Any]:
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "tfgraph_lab")
+    ip.run_cell("import tensorflow as tf")
+    yield ip
+    if "tfgraph_lab" in ip.extension_manager.loaded:
+        ip.run_line_magic("unload_ext", "tfgraph_lab")
+
+
+def define(shell: Any, name: str, body: str = "return x * 2") -> None:
+    assert shell.run_cell(f"@tf.function\ndef {name}(x):\n    {body}\n").success
+
+
+def count(shell: Any, name: str) -> int:
+    return int(shell.ev(f"{name}.experimental_get_tracing_count()"))
+
+
+# ---------------------------------------------------------------- exceptions, interrupts
+
+
+@pytest.mark.parametrize("exc_type", [RuntimeError, KeyboardInterrupt, SystemExit, GeneratorExit])
+def test_exception_inside_a_watched_loop(exc_type: type[BaseException]) -> None:
+    @tf.function
+    def step(x):
+        return x * 2
+
+    with pytest.raises(exc_type), tfgraph_lab.watch() as w:
+        for n in range(1, 10):
+            step(tf.ones([n]))
+            if n == 4:
+                raise exc_type("stop")
+    assert not is_patched()
+    fn = w.report.function("step")
+    assert fn.calls == 4
+    assert fn.traces == step.experimental_get_tracing_count() == 4
+    assert_intact(w.report)
+
+
+@pytest.mark.parametrize("exc_type", [ValueError, KeyboardInterrupt])
+def test_exception_while_tensorflow_is_tracing(exc_type: type[BaseException]) -> None:
+    """The body of a tf.function raises during its trace: TF caches nothing for that call."""
+
+    @tf.function
+    def explode(x):
+        if x.shape[0] == 3:
+            raise exc_type("raised while tracing")
+        return x + 1
+
+    with tfgraph_lab.watch() as w:
+        for n in (1, 2, 3, 2, 4):
+            try:
+                explode(tf.ones([n]))
+            except exc_type:
+                pass
+    fn = w.report.function("explode")
+    assert fn.calls == 5
+    assert fn.traces == explode.experimental_get_tracing_count() == 3
+    assert fn.failed_traces == 1
+    (failed,) = [e for e in w.report.events if e.failed_trace]
+    assert exc_type.__name__ in (failed.error or "")
+    assert_intact(w.report)
+
+
+@pytest.mark.parametrize("raise_line", ["raise KeyboardInterrupt", "raise RuntimeError('mine')"])
+def test_cell_interrupted_in_a_loop_shows_report_then_raises(shell: Any, raise_line: str) -> None:
+    define(shell, "loop_fn")
+    before = count(shell, "loop_fn")
+    cell = f"%%tracewatch -q -v rep\nfor n in range(1, 9):\n    loop_fn(tf.ones([n]))\n    if n == 3:\n        {raise_line}\n"
+    result = shell.run_cell(cell)
+    assert not is_patched()
+    assert type(result.error_in_exec).__name__ == raise_line.split()[1].split("(")[0]
+    fn = shell.user_ns["rep"].function("loop_fn")
+    assert fn.calls == 3
+    assert fn.traces == count(shell, "loop_fn") - before == 3
+    assert_intact(shell.user_ns["rep"])
+
+
+def test_cell_raises_while_tensorflow_is_tracing(shell: Any) -> None:
+    define(shell, "bad_trace", "if x.shape[0] == 2:\n        raise ValueError('no graph for you')\n    return x")
+    before = count(shell, "bad_trace")
+    result = shell.run_cell("%%tracewatch -q -v rep\nbad_trace(tf.ones([1]))\nbad_trace(tf.ones([2]))\n")
+    assert not is_patched()
+    assert isinstance(result.error_in_exec, ValueError)
+    assert "no graph for you" in str(result.error_in_exec)
+    fn = shell.user_ns["rep"].function("bad_trace")
+    assert fn.traces == count(shell, "bad_trace") - before == 1
+    assert fn.failed_traces == 1 and fn.calls == 2
+
+
+# --------------------------------------------------------------------------- nesting
+
+
+def test_nested_tracewatch_cells(shell: Any) -> None:
+    define(shell, "nest_fn")
+    before = count(shell, "nest_fn")
+    cell = (
+        "%%tracewatch -q -v outer\n"
+        "nest_fn(tf.ones([1]))\n"
+        "get_ipython().run_cell_magic('tracewatch', '-q -v inner', "
+        "'nest_fn(tf.ones([2]))\\nnest_fn(tf.ones([2]))\\n')\n"
+        "nest_fn(tf.ones([3]))\n"
+    )
+    assert shell.run_cell(cell).success
+    assert not is_patched()
+    outer = shell.user_ns["outer"].function("nest_fn")
+    inner = shell.user_ns["inner"].function("nest_fn")
+    assert (outer.calls, outer.traces) == (4, count(shell, "nest_fn") - before) == (4, 3)
+    assert (inner.calls, inner.traces) == (2, 1)
+
+
+def test_watch_inside_tracewatch_and_tracewatch_inside_watch(shell: Any) -> None:
+    define(shell, "mixed_fn")
+    before = count(shell, "mixed_fn")
+    cell = (
+        "%%tracewatch -q -v cellrep\n"
+        "import tfgraph_lab\n"
+        "with tfgraph_lab.watch() as w_inner:\n"
+        "    mixed_fn(tf.ones([5]))\n"
+        "mixed_fn(tf.ones([6]))\n"
+    )
+    assert shell.run_cell(cell).success
+    assert shell.user_ns["cellrep"].function("mixed_fn").traces == 2
+    assert shell.user_ns["w_inner"].report.function("mixed_fn").traces == 1
+    with tfgraph_lab.watch() as w:
+        assert shell.run_cell("%%tracewatch -q -v cellrep2\nmixed_fn(tf.ones([7]))\n").success
+        assert is_patched()
+        shell.user_ns["mixed_fn"](tf.ones([5]))
+    assert not is_patched()
+    assert w.report.function("mixed_fn").calls == 2
+    assert w.report.function("mixed_fn").traces == 1
+    assert shell.user_ns["cellrep2"].function("mixed_fn").traces == 1
+    assert count(shell, "mixed_fn") - before == 3
+
+
+def test_recorders_stopped_out_of_order() -> None:
+    """Two recorders that overlap without nesting: A starts, B starts, A stops, B stops."""
+
+    @tf.function
+    def f(x):
+        return x
+
+    a = tfgraph_lab.TraceRecorder().start()
+    try:
+        f(tf.ones([1]))
+        b = tfgraph_lab.TraceRecorder().start()
+        try:
+            f(tf.ones([2]))
+            a.stop()
+            assert is_patched()  # B still watches
+            f(tf.ones([3]))
+        finally:
+            b.stop()
+    finally:
+        a.stop()
+    assert not is_patched()
+    assert (a.report.function("f").calls, a.report.function("f").traces) == (2, 2)
+    assert (b.report.function("f").calls, b.report.function("f").traces) == (2, 2)
+    assert f.experimental_get_tracing_count() == 3
+
+
+# --------------------------------------------------------------------------- threads
+
+
+def test_eight_threads_same_and_different_functions() -> None:
+    @tf.function
+    def shared(x):
+        return x * 2.0
+
+    own = []
+    for i in range(8):
+
+        @tf.function
+        def mine(x, i=i):
+            return x + i
+
+        own.append(mine)
+    barrier = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def worker(i: int) -> None:
+        try:
+            barrier.wait()
+            for k in range(12):
+                shared(tf.ones([k % 3 + 1]))  # three shapes, raced by eight threads
+                own[i](tf.ones([k % (i + 1) + 1]))  # thread i: i+1 shapes of its own
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    with tfgraph_lab.watch() as w:
+        threads = [threading.Thread(target=worker, args=(i,), name=f"worker-{i}") for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not errors
+    report = w.report
+    assert report.function("shared").calls == 96
+    assert report.function("shared").traces == shared.experimental_get_tracing_count() == 3
+    assert report.function("mine").calls == 96
+    assert report.function("mine").function_objects == 8
+    assert report.function("mine").traces == sum(m.experimental_get_tracing_count() for m in own) == 36
+    assert sum(g.hits for g in report.function("shared").graphs) == 96
+    assert_intact(report)
+
+
+MIRRORED = """
+import json
+import tensorflow as tf
+
+cpus = tf.config.list_physical_devices("CPU")
+tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+
+import tfgraph_lab
+from tfgraph_lab.recorder import is_patched
+from tensorflow.python.distribute import mirrored_run
+
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+
+
+@tf.function
+def replica_step(x):
+    return x * 2.0
+
+
+@tf.function
+def step(x):
+    return strategy.run(replica_step, args=(x,))
+
+
+with tfgraph_lab.watch() as w:
+    for n in (1, 2, 2):
+        step(tf.ones([n]))
+    for n in (3, 3, 4):
+        strategy.run(replica_step, args=(tf.ones([n]),))
+report = w.report.with_options(show_framework=True)
+# MirroredStrategy runs a tf.function through a hidden clone (mirrored_run._cfer_fn_cache,
+# TF 2.15-2.21): that clone, not replica_step itself, holds the graphs.
+clone = mirrored_run._cfer_fn_cache[strategy][replica_step]
+print(json.dumps({
+    "ours": {f.qualname: {"traces": f.traces, "calls": f.calls, "framework": f.framework}
+             for f in report.functions},
+    "tf": {"step": step.experimental_get_tracing_count(),
+           "replica_step": replica_step.experimental_get_tracing_count(),
+           "clone": clone.experimental_get_tracing_count()},
+    "shown": [f.qualname for f in w.report.shown_functions],
+    "patched": is_patched(),
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def mirrored(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    proc = run_script(MIRRORED, tmp_path_factory.mktemp("mirrored"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return last_json(proc.stdout)
+
+
+@pytest.mark.slow
+def test_mirrored_strategy_on_two_logical_cpus(mirrored: Any) -> None:
+    ours, theirs = mirrored["ours"], mirrored["tf"]
+    assert not mirrored["patched"]
+    assert ours["step"]["traces"] == theirs["step"] == 2
+    assert ours["step"]["calls"] == 3
+    # every graph TF made is counted once: step's, and the replica clone's (replicas run on
+    # MirroredStrategy's own threads)
+    total = sum(f["traces"] for f in ours.values())
+    assert total == theirs["step"] + theirs["replica_step"] + theirs["clone"]
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="core: the hidden MirroredStrategy clone of a user tf.function is reported as the "
+    "framework function call_for_each_replica.<locals>.wrapped_fn, so the user's own "
+    "replica_step retraces are hidden from the default report",
+)
+def test_mirrored_strategy_clone_is_attributed_to_the_user_function(mirrored: Any) -> None:
+    ours, theirs = mirrored["ours"], mirrored["tf"]
+    user = {name: f for name, f in ours.items() if name.endswith("replica_step")}
+    assert user, f"replica_step missing from {sorted(ours)}"
+    assert sum(f["traces"] for f in user.values()) == theirs["clone"] + theirs["replica_step"]
+    assert all(not f["framework"] for f in user.values())
+    assert any(name.endswith("replica_step") for name in mirrored["shown"])
+
+
+# ------------------------------------------------------------------ recursion, collection
+
+
+def test_recursion_through_tf_functions_and_python() -> None:
+    @tf.function
+    def recursive(n):
+        return recursive(n - 1) + 1 if n > 0 else tf.constant(0)
+
+    def python_recursion(k: int) -> None:
+        if k == 0:
+            return
+        recursive(k % 4)  # eager call of a function that recurses while it traces
+        python_recursion(k - 1)
+
+    with tfgraph_lab.watch() as w:
+        python_recursion(12)
+    fn = w.report.function("recursive")
+    # 4 top-level graphs (n = 3, 2, 1, 0) plus none new for the nested calls: TF's count says.
+    assert fn.traces == recursive.experimental_get_tracing_count() == 4
+    assert sum(1 for e in w.report.events if e.qualname.endswith("recursive") and e.via == "call") >= 12
+    assert_intact(w.report)
+
+
+def test_recursion_error_inside_a_watch_leaves_the_recorder_consistent() -> None:
+    @tf.function
+    def leaf(x):
+        return x + 1
+
+    @tf.function
+    def after(x):
+        return x * 3
+
+    def deep(k: int) -> None:
+        leaf(tf.constant(1.0))
+        deep(k + 1)
+
+    with tfgraph_lab.watch() as w:
+        with pytest.raises(RecursionError):
+            deep(0)
+        after(tf.ones([1]))
+        after(tf.ones([2]))
+        after(tf.ones([2]))
+    assert not is_patched()
+    fn = w.report.function("after")
+    assert (fn.calls, fn.traces) == (3, after.experimental_get_tracing_count()) == (3, 2)
+    assert [g.hits for g in fn.graphs] == [1, 2]
+    assert w.report.function("leaf").traces == leaf.experimental_get_tracing_count() == 1
+    assert_intact(w.report)
+
+
+def test_functions_garbage_collected_mid_watch() -> None:
+    """Dead Function objects' ids are reused by new ones: nothing may be attributed to the dead."""
+    counts = []
+    with tfgraph_lab.watch() as w:
+        for i in range(6):
+            fn = tf.function(lambda x: x * 2)
+            fn(tf.ones([1]))
+            fn(tf.ones([i % 2 + 1]))
+            fn(tf.ones([1]))
+            counts.append(fn.experimental_get_tracing_count())
+            del fn
+            gc.collect()
+
+        class Model:
+            @tf.function
+            def call(self, x):
+                return x + 1
+
+        for _ in range(3):
+            m = Model()
+            m.call(tf.ones([2]))
+            counts_method = m.call.experimental_get_tracing_count()
+            del m
+            gc.collect()
+    lam = w.report.function("<lambda>")
+    assert lam.traces == sum(counts) == 9
+    assert lam.calls == 18
+    assert lam.function_objects == 6
+    assert sum(g.hits for g in lam.graphs) == 18 or lam.graphs == ()
+    method = w.report.function("Model.call")
+    assert method.traces == 3 * counts_method == 3
+    assert_intact(w.report)
+
+
+# ------------------------------------------------------------------- TF's own switches
+
+
+def test_run_functions_eagerly_toggled_inside_the_cell(shell: Any) -> None:
+    define(shell, "toggle_fn")
+    before = count(shell, "toggle_fn")
+    cell = (
+        "%%tracewatch -q -v rep\n"
+        "toggle_fn(tf.ones([1]))\n"
+        "tf.config.run_functions_eagerly(True)\n"
+        "toggle_fn(tf.ones([2]))\n"
+        "toggle_fn(tf.ones([3]))\n"
+        "tf.config.run_functions_eagerly(False)\n"
+        "toggle_fn(tf.ones([4]))\n"
+        "toggle_fn(tf.ones([1]))\n"
+    )
+    try:
+        assert shell.run_cell(cell).success
+    finally:
+        tf.config.run_functions_eagerly(False)
+    rep = shell.user_ns["rep"]
+    fn = rep.function("toggle_fn")
+    assert fn.calls == 5
+    assert fn.traces == count(shell, "toggle_fn") - before == 2
+    assert fn.eager_calls == 2 and rep.eager_calls == 2
+    assert "run_functions_eagerly" in str(rep)
+    assert_intact(rep)
+
+
+def test_tf_logger_at_error_loses_tf_warnings_not_our_counts() -> None:
+    logger = tf.get_logger()
+    level, handlers = logger.level, list(logger.handlers)
+
+    @tf.function
+    def noisy(x):
+        return x + 1
+
+    logger.setLevel(logging.ERROR)
+    try:
+        with tfgraph_lab.watch() as w:
+            for n in range(1, 12):
+                noisy(tf.ones([n]))
+        assert logger.level == logging.ERROR  # we never change the user's logger level
+    finally:
+        logger.setLevel(level)
+    assert logger.handlers == handlers
+    fn = w.report.function("noisy")
+    assert fn.traces == noisy.experimental_get_tracing_count() == 11
+    assert fn.retraces == 10
+    assert len(w.report.retrace_events) == 10
+    assert w.report.warnings == ()  # TF's own warning was silenced by the user's logger level
+    assert_intact(w.report)
+
+
+# ---------------------------------------------------------------- degraded (count-only)
+
+
+@pytest.fixture
+def unsupported_tf(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Probe TensorFlow as if it were 2.14 (below the supported range): count-only mode."""
+    real = tfa.handles()
+    monkeypatch.setattr(tf, "__version__", "2.14.0")
+    fake = tfa._probe()
+    monkeypatch.setattr(tf, "__version__", real.version)
+    assert not fake.full and any("2.14.0" in m for m in fake.missing)
+    monkeypatch.setattr(tfa, "_HANDLES", fake)
+    return fake
+
+
+def test_unsupported_tensorflow_says_so(unsupported_tf: Any) -> None:
+    @tf.function
+    def f(x):
+        return x
+
+    with tfgraph_lab.watch() as w:
+        f(tf.ones([1]))
+    assert not is_patched()
+    assert w.report.degraded == unsupported_tf.missing
+    text = str(w.report)
+    assert "count-only" in text and "2.14.0" in text
+    assert "2.14.0" in w.report._repr_html_()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core: in count-only mode (h.full False) the recorder installs only the __call__ hook, "
+    "which never reads experimental_get_tracing_count(); every function reports 0 traces while "
+    "the report claims 'trace counts are exact'",
+)
+def test_unsupported_tensorflow_counts_are_exact(unsupported_tf: Any) -> None:
+    @tf.function
+    def f(x):
+        return x * 2
+
+    with tfgraph_lab.watch() as w:
+        for n in (1, 2, 2, 3):
+            f(tf.ones([n]))
+    assert w.report.function("f").calls == 4
+    assert w.report.function("f").traces == f.experimental_get_tracing_count() == 3
+
+
+# ---------------------------------------------------------------- IPython extension life
+
+
+def test_unload_and_reload_extension(shell: Any) -> None:
+    define(shell, "ext_fn")
+    shell.run_line_magic("tracewatch", "on")
+    shell.run_line_magic("unload_ext", "tfgraph_lab")
+    assert "tracewatch" not in shell.magics_manager.magics["cell"]
+    assert "tracewatch" not in shell.magics_manager.magics["line"]
+    # the monitor stopped with the extension: no hook fires around later cells
+    shell.run_cell("from tfgraph_lab.recorder import is_patched as _ip\n_during = _ip()\next_fn(tf.ones([1]))")
+    assert shell.user_ns["_during"] is False
+    result = shell.run_cell("%%tracewatch -q\next_fn(tf.ones([1]))\n")
+    assert type(result.error_in_exec).__name__ == "UsageError"
+
+    shell.run_line_magic("load_ext", "tfgraph_lab")
+    shell.run_line_magic("reload_ext", "tfgraph_lab")
+    shell.run_line_magic("reload_ext", "tfgraph_lab")
+    before = count(shell, "ext_fn")
+    assert shell.run_cell("%%tracewatch -q -v rep\next_fn(tf.ones([2]))\next_fn(tf.ones([2]))\n").success
+    fn = shell.user_ns["rep"].function("ext_fn")
+    assert (fn.calls, fn.traces) == (2, count(shell, "ext_fn") - before) == (2, 1)
+    # monitoring works once after reloads (registered once, not once per load)
+    shell.run_line_magic("tracewatch", "on")
+    try:
+        for name in ("pre_run_cell", "post_run_cell"):
+            hooks = [h for h in shell.events.callbacks[name] if "Monitor" in getattr(h, "__qualname__", "")]
+            assert len(hooks) == 1
+    finally:
+        shell.run_line_magic("tracewatch", "off")
+    assert not is_patched()
+
+
+NO_TENSORFLOW = """
+import contextlib, io, json, sys
+
+
+class BlockTensorFlow:
+    def find_spec(self, name, path=None, target=None):
+        if name == "tensorflow" or name.startswith("tensorflow."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, BlockTensorFlow())
+
+from IPython.core.interactiveshell import InteractiveShell
+
+out = {}
+ip = InteractiveShell.instance()
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+    ip.run_line_magic("load_ext", "tfgraph_lab")
+    result = ip.run_cell("%%tracewatch\\nx = 1 + 1\\n")
+out["magic_error"] = type(result.error_in_exec).__name__
+out["magic_message"] = str(result.error_in_exec)
+out["magic_shown"] = buf.getvalue()
+
+import tfgraph_lab
+try:
+    with tfgraph_lab.watch():
+        pass
+except Exception as exc:
+    out["watch_error"] = [type(exc).__name__, str(exc), isinstance(exc, ImportError)]
+
+from tfgraph_lab import cli
+with open("script.py", "w") as fh:
+    fh.write("print('hi')\\n")
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+    out["cli_status"] = cli.main(["run", "script.py"])
+out["cli_shown"] = buf.getvalue()
+out["tf_imported"] = "tensorflow" in sys.modules
+print(json.dumps(out))
+"""
+
+
+def test_extension_where_tensorflow_is_not_installed(tmp_path: Path) -> None:
+    proc = run_script(NO_TENSORFLOW, tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = last_json(proc.stdout)
+    assert not out["tf_imported"]
+    assert out["magic_error"] == "UsageError"
+    for shown in (out["magic_message"], out["magic_shown"], out["cli_shown"]):
+        assert "needs TensorFlow" in shown and "pip install" in shown
+        assert "Traceback" not in shown
+        assert "tfgraph_lab" + os.sep not in shown  # no frame of our code
+    assert out["watch_error"][0] == "TensorFlowMissingError" and out["watch_error"][2]
+    assert out["cli_status"] == 2
+    assert "Traceback" not in proc.stderr
+
+
+def test_logical_cpu_configuration_is_untouched() -> None:
+    """Watching must not initialise or reconfigure devices behind the user's back."""
+    before = [d.name for d in tf.config.list_logical_devices()]
+    with tfgraph_lab.watch():
+        pass
+    assert [d.name for d in tf.config.list_logical_devices()] == before
+

@@ -122,3 +122,13 @@ def test_no_ipython_at_import() -> None:
     code = "import sys, tfgraph_lab.exercises; print('IPython' in sys.modules, 'tensorflow' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_a_rerun_of_the_learners_function_is_not_waste() -> None:
+    """The learner runs %%tracewatch on their function before checking it: a function defined
+    inside it is then a new object of already-traced code, which must not count against them."""
+    exercise = ex.exercise("07-training-loop")
+    answer, _ = _answer(exercise.id, "solution")
+    answer()
+    feedback = ex.check(exercise.id, answer)
+    assert feedback.passed, str(feedback)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -196,30 +197,38 @@ def measure(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Measurement:
 
 
 def _uses(report: Any) -> tuple[FunctionUse, ...]:
+    """Per user function: calls, traces, graphs that served calls, and wasted traces.
+
+    The first trace of the first function object in the measurement is never waste, even when
+    TF calls it ``new-function-object`` because an earlier run (a re-run cell, the learner's
+    own ``%%tracewatch``) traced the same code; every later object's first trace is.
+    """
     out = []
     for fn in report.shown_functions:
         reasons: list[str] = []
         wasted = 0
-        first_traces = 0
+        objects = 0
         for ev in report.events:
             if ev.qualname != fn.qualname or ev.filename != fn.filename or not ev.traced:
                 continue
             for r in ev.reasons:
-                if r.code == "first-trace":
-                    first_traces += 1
-                elif r.code != "variable-creation":
-                    wasted += 1
-                    if r.code == "new-function-object":
-                        text = "new-function-object: the tf.function was created again"
-                    else:
-                        arg = f" {r.argument}" if r.argument else ""
-                        change = f" {r.before} → {r.after}" if r.before or r.after else ""
-                        text = f"{r.code}{arg}{change}"
-                    if text not in reasons:
-                        reasons.append(text)
+                if r.code == "variable-creation":
+                    continue
+                if r.code in ("first-trace", "new-function-object"):
+                    objects += 1
+                    if objects == 1:
+                        continue
+                    text = "new-function-object: the tf.function was created again"
+                else:
+                    arg = f" {r.argument}" if r.argument else ""
+                    change = f" {r.before} → {r.after}" if r.before or r.after else ""
+                    text = f"{r.code}{arg}{change}"
+                wasted += 1
+                if text not in reasons:
+                    reasons.append(text)
         graphs = sum(1 for g in fn.graphs if g.hits > 0)
         if graphs == 0 and fn.calls:  # graph hits unknown (count-only mode): fall back to traces
-            graphs = max(1, fn.traces - wasted - first_traces + 1) if fn.traces else 0
+            graphs = wasted + 1 if fn.traces else 0
         out.append(FunctionUse(fn.qualname, fn.calls, fn.traces, graphs, wasted, tuple(reasons)))
     return tuple(out)
 
@@ -262,11 +271,12 @@ def _short(value: Any) -> str:
 
 
 def _error_feedback(ex: Exercise, error: BaseException, m: Measurement | None = None) -> Feedback:
-    message = str(error).strip().splitlines()
+    message = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
     first = message[0] if message else ""
-    for line in message:  # TF puts the useful sentence after its traceback lines
-        if "tf.function" in line or "Variable" in line or "incompatible" in line:
-            first = line.strip()
+    for line in message:  # TF puts its own "ValueError: …" sentence after the user-code lines
+        found = re.match(r"^\w*(Error|Exception): (.+)", line)
+        if found:
+            first = found.group(2)
             break
     measured = _graph_rows(m) if m is not None else ()
     return Feedback(

@@ -201,6 +201,7 @@ PYPROJECT_CASES = [
 @pytest.mark.parametrize(("text", "expected"), PYPROJECT_CASES)
 def test_url_from_pyproject(text: str, expected: str | None) -> None:
     assert workshop._url_from_pyproject(text) == expected
+    assert workshop._scan_pyproject_urls(text) == expected  # the Python 3.10 path
 
 
 @pytest.mark.parametrize(
@@ -303,6 +304,7 @@ def test_cli_handler_prints_links(tmp_path: Path, capsys: pytest.CaptureFixture[
         (["--ref", "main"], 0, "Pin a tag"),
         (["--ref", "v1", "--repository", "https://gitlab.com/a/b"], 2, "GitHub"),
         (["--ref", "v1", "--hub", "not-a-url"], 2, "--hub"),
+        (["--ref", "v1", "--binder-url", "binder.example.org"], 2, "--binder-url"),
         (["--ref", "v1", "--lessons-dir", "/nonexistent-folder-xyz"], 2, "--lessons-dir"),
     ],
 )
@@ -327,3 +329,17 @@ def test_wired_into_console_script(capsys: pytest.CaptureFixture[str], tmp_path:
         pytest.fail(f"workshop-links is not a tfgraph-lab command (exit {exc.code})")
     assert status == 0
     assert "urlpath=voila/render/lessons/01_x.ipynb" in capsys.readouterr().out
+
+
+def test_cli_other_binderhub(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "01_x.ipynb").write_text("{}")
+    args = _parse(
+        ["workshop-links", "--ref", "v1", "--lessons-dir", str(tmp_path), "--repository", REPO,
+         "--binder-url", "https://binder.example.org/"]
+    )  # fmt: skip
+    assert args.handler(args) == 0
+    out = capsys.readouterr().out
+    assert (
+        "https://binder.example.org/v2/gh/acme/retrace-course/v1?urlpath=lab/tree/lessons/01_x.ipynb" in out
+    )
+    assert "mybinder.org" not in out

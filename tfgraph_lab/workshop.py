@@ -77,25 +77,30 @@ def _url_from_project_urls(entries: Iterable[str]) -> str | None:
 
 def _url_from_pyproject(text: str) -> str | None:
     """The ``Repository`` value of ``[project.urls]`` in a pyproject.toml text."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10: a line scan of the one table we need
-        section = None
-        for raw in text.splitlines():
-            line = raw.strip()
-            header = re.fullmatch(r"\[\s*([^\[\]]+?)\s*\]", line)
-            if header:
-                section = header.group(1)
-                continue
-            if section == "project.urls":
-                match = re.fullmatch(r"""["']?Repository["']?\s*=\s*["']([^"']+)["']""", line)
-                if match:
-                    return match.group(1)
+
+        urls = tomllib.loads(text).get("project", {}).get("urls", {})
+        for label, url in urls.items():
+            if label.lower() == "repository" and isinstance(url, str) and url:
+                return url
         return None
-    urls = tomllib.loads(text).get("project", {}).get("urls", {})
-    for label, url in urls.items():
-        if label.lower() == "repository" and isinstance(url, str) and url:
-            return url
+    return _scan_pyproject_urls(text)  # pragma: no cover - Python 3.10
+
+
+def _scan_pyproject_urls(text: str) -> str | None:
+    """Python 3.10 has no tomllib: a line scan of the one table needed."""
+    section = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        header = re.fullmatch(r"\[\s*([^\[\]]+?)\s*\]", line)
+        if header:
+            section = header.group(1)
+            continue
+        if section == "project.urls":
+            match = re.fullmatch(r"""["']?[Rr]epository["']?\s*=\s*["']([^"']+)["']""", line)
+            if match:
+                return match.group(1)
     return None
 
 
@@ -315,6 +320,12 @@ def add_workshop_links_parser(subparsers: argparse._SubParsersAction) -> argpars
     parser.add_argument("--ref", required=True, help="git tag (recommended), branch or commit")
     parser.add_argument("--hub", metavar="URL", help="JupyterHub URL for nbgitpuller links")
     parser.add_argument(
+        "--binder-url",
+        metavar="URL",
+        default=BINDER_BASE,
+        help=f"BinderHub to launch on (default: {BINDER_BASE})",
+    )
+    parser.add_argument(
         "--format", dest="fmt", choices=("text", "markdown"), default="text", help="output format"
     )
     parser.add_argument("--lessons-dir", metavar="DIR", help="lessons folder (default: the checkout's)")
@@ -332,7 +343,16 @@ def run_workshop_links(args: argparse.Namespace) -> int:
             if not folder.is_dir():
                 raise UsageProblem(f"--lessons-dir {args.lessons_dir!r} is not a folder")
             lessons = list_lessons(folder)
-        links = workshop_links(args.ref, args.hub, lessons=lessons, repository=args.repository)
+        binder = urlsplit(args.binder_url.strip())
+        if binder.scheme not in ("https", "http") or not binder.netloc:
+            raise UsageProblem(f"--binder-url {args.binder_url!r} is not a BinderHub URL like {BINDER_BASE}")
+        links = workshop_links(
+            args.ref,
+            args.hub,
+            lessons=lessons,
+            repository=args.repository,
+            binder_base=args.binder_url.strip(),
+        )
         text = format_links(links, args.fmt)
     except UsageProblem as exc:
         print(f"tfgraph-lab workshop-links: {exc}", file=sys.stderr)

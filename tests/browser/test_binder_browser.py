@@ -247,6 +247,7 @@ def test_voila_app_renders_labs_without_code(tab: Any, tmp_path: Path, lessons_r
         kernels = _children_rss_mb(server.proc.pid)
         if kernels:
             TIMINGS["voila_kernel_rss_mb_after_interaction"] = round(max(kernels.values()), 1)
+        TIMINGS["voila_server_rss_mb"] = round(_rss_mb(server.proc.pid), 1)
         # App mode: the markdown is there, the code is not.
         assert tab.get_by_text("Retracing labs").first.is_visible()
         assert tab.locator(".tfgl-app-lab2 .tfgl-loop-button").count() == 1
@@ -333,7 +334,17 @@ def test_lesson_runs_via_binder_lab_url(tab: Any, lab_server: Server, name: str)
     ARTIFACTS.mkdir(exist_ok=True)
     tab.screenshot(path=str(ARTIFACTS / f"binder_lab_{Path(name).stem}.png"))
     # Shut the kernel down: Binder's memory holds one TF kernel at a time.
-    tab.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:shutdown')")
+    _shutdown_kernels(lab_server)
+
+
+def _shutdown_kernels(server: Server) -> None:
+    api = f"{server.url}/api/kernels"
+    with urllib.request.urlopen(f"{api}?token={server.token}", timeout=10) as r:
+        kernels = json.load(r)
+    for kernel in kernels:
+        request = urllib.request.Request(f"{api}/{kernel['id']}?token={server.token}", method="DELETE")
+        with urllib.request.urlopen(request, timeout=30) as r:
+            assert r.status == 204
 
 
 def test_voila_render_url_on_the_lab_server(tab: Any, lab_server: Server) -> None:

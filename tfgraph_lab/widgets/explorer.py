@@ -1,0 +1,147 @@
+"""``ReportExplorer``: browse a TraceReport (from ``-o`` / ``-v``, or a JSON file) as a widget.
+
+Filter by function, keep only calls that traced, pick a call to see the graph it ran and why it
+traced. A view over the report's plain data: imports ipywidgets, never TensorFlow.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+import ipywidgets as W
+
+from ..records import Event, FunctionSummary
+from ..render.format import fmt_seconds
+from ..render.text import headline
+from ._common import CSS, reasons_html, stat_html, table_html
+
+__all__ = ["ReportExplorer", "explore"]
+
+MAX_OPTIONS = 2_000  # calls listed at once; filter to see others
+ALL = "(all functions)"
+
+
+class ReportExplorer(W.VBox):  # type: ignore[misc]
+    """``ReportExplorer(report)``: a function filter, the list of calls, and the picked call."""
+
+    def __init__(self, report: Any, **kwargs: Any) -> None:
+        self.report = report
+        names = [f.qualname for f in report.functions]
+        self.function = W.Dropdown(options=[ALL, *names], value=ALL, description="function")
+        self.traced_only = W.Checkbox(value=False, description="only calls that traced", indent=False)
+        self.calls = W.Select(options=[], rows=12, layout=W.Layout(width="380px"))
+        self.detail = W.HTML()
+        self.summary = W.HTML()
+        for widget, cls in (
+            (self.function, "tfgl-explorer-function"),
+            (self.traced_only, "tfgl-explorer-traced-only"),
+            (self.calls, "tfgl-explorer-calls"),
+            (self.detail, "tfgl-explorer-detail"),
+            (self.summary, "tfgl-explorer-summary"),
+        ):
+            widget.add_class(cls)
+        self.function.observe(lambda _: self._refill(), names="value")
+        self.traced_only.observe(lambda _: self._refill(), names="value")
+        self.calls.observe(lambda _: self._show(), names="value")
+        head = W.HTML(
+            f"{CSS}<div class='tfgl-lab-title'>TraceReport explorer</div>"
+            f"<div class='tfgl-lab-sub'>{escape(headline(report))}</div>"
+        )
+        super().__init__(
+            [
+                head,
+                W.HBox([self.function, self.traced_only]),
+                self.summary,
+                W.HBox([self.calls, self.detail], layout=W.Layout(align_items="flex-start")),
+            ],
+            **kwargs,
+        )
+        self.add_class("tfgl-lab")
+        self.add_class("tfgl-explorer")
+        self._refill()
+
+    def _functions(self) -> list[FunctionSummary]:
+        name = self.function.value
+        return [f for f in self.report.functions if name in (ALL, f.qualname)]
+
+    def _refill(self) -> None:
+        functions = self._functions()
+        keys = {(f.qualname, f.filename) for f in functions}
+        events = [
+            e
+            for e in self.report.events
+            if (e.qualname, e.filename) in keys and (e.traced or e.failed_trace or not self.traced_only.value)
+        ]
+        self._events = events[:MAX_OPTIONS]
+        options = [(_label(e), i) for i, e in enumerate(self._events)]
+        self.calls.options = options
+        more = f" (first {MAX_OPTIONS:,} listed)" if len(events) > MAX_OPTIONS else ""
+        self.summary.value = (
+            "<div class='tfgl-stats'>"
+            + stat_html("calls", sum(f.calls for f in functions))
+            + f"<div class='tfgl-trace-count'>{stat_html('traces', sum(f.traces for f in functions), big=True)}"
+            "</div>"
+            + stat_html("retraces", sum(f.retraces for f in functions))
+            + f"</div><div class='tfgl-muted'>{len(events):,} events{more}</div>"
+        )
+        first_trace = next((i for i, e in enumerate(self._events) if e.traced), 0)
+        self.calls.value = first_trace if self._events else None
+        self._show()
+
+    def _show(self) -> None:
+        index = self.calls.value
+        if index is None or not self._events:
+            self.detail.value = "<div class='tfgl-muted'>no call to show</div>"
+            return
+        event = self._events[index]
+        fn = next(
+            (
+                f
+                for f in self.report.functions
+                if (f.qualname, f.filename) == (event.qualname, event.filename)
+            ),
+            None,
+        )
+        self.detail.value = _event_html(event, fn)
+
+
+def _label(e: Event) -> str:
+    what = "call" if e.via == "call" else e.via
+    tag = "TRACED" if e.traced else ("FAILED" if e.failed_trace or e.error else "cached")
+    codes = ",".join(r.code for r in e.reasons)
+    return f"#{e.index} {what} {e.qualname} · {tag} · {fmt_seconds(e.seconds)}" + (
+        f" · {codes}" if codes else ""
+    )
+
+
+def _event_html(e: Event, fn: FunctionSummary | None) -> str:
+    rows = [
+        ["function", f"<code>{escape(e.qualname)}</code>"],
+        ["via", escape(e.via)],
+        ["time", escape(fmt_seconds(e.seconds))],
+        ["traced", f"{e.traces} graph(s)" if e.traced else "no: a cached graph ran"],
+    ]
+    if e.caller:
+        rows.append(["called at", f"<code>{escape(e.caller)}</code>"])
+    if e.thread:
+        rows.append(["thread", escape(e.thread)])
+    graph = (
+        fn.graphs[e.graph] if fn is not None and e.graph is not None and e.graph < len(fn.graphs) else None
+    )
+    if graph is not None:
+        rows.append(
+            ["graph", f"#{e.graph} <code>{escape(graph.signature or '()')}</code> · {graph.hits:,} hits"]
+        )
+    elif e.signature:
+        rows.append(["signature", f"<code>{escape(e.signature)}</code>"])
+    parts = [table_html(["", ""], rows)]
+    if e.error:
+        parts.append(f"<div class='tfgl-reason-box tfgl-error'><code>{escape(e.error)}</code></div>")
+    parts.append(f"<div class='tfgl-reason'>{reasons_html(e.reasons)}</div>")
+    return f"<div class='tfgl-explorer-event'>{''.join(parts)}</div>"
+
+
+def explore(report: Any) -> ReportExplorer:
+    """Open ``report`` (a TraceReport) in a :class:`ReportExplorer`."""
+    return ReportExplorer(report)

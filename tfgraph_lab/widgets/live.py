@@ -1,0 +1,206 @@
+"""``LiveDashboard`` / ``live_view``: counters and a timing chart that update while a cell runs.
+
+A background thread takes a snapshot of the recorder (``recorder.report``, the core's public
+live snapshot) and publishes it as HTML (with a text twin) into one display handle. The rate is
+bounded twice: at most ``1 / interval`` updates a second (5 by default), and never more often
+than keeps the snapshot's own cost under ``budget`` (2 %) of the loop's time — a snapshot of a
+long log costs more, so updates slow down instead of the loop. Imports IPython (display handles)
+lazily and never ipywidgets, so it works wherever rich output does and degrades to text.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections.abc import Callable
+from html import escape
+from typing import Any
+
+from ..render.format import fmt_seconds, plural
+from ._common import CSS, chart_svg, reasons_html, stat_html, table_html
+
+__all__ = ["LiveDashboard", "live_view"]
+
+Publisher = Callable[[dict[str, str]], None]
+MAX_RATE = 5.0  # updates per second, at most
+RECENT = 120  # calls in the timing chart
+MAX_WAIT = 10.0  # seconds: even a costly snapshot shows signs of life this often
+
+
+class LiveDashboard:
+    """Polls a running :class:`~tfgraph_lab.recorder.TraceRecorder` and redraws one output.
+
+    ``publish`` receives a mime bundle (``text/plain`` and ``text/html``) at each update; by
+    default it updates an IPython display handle created by :meth:`start`.
+    """
+
+    def __init__(
+        self,
+        recorder: Any,
+        interval: float = 1 / MAX_RATE,
+        budget: float = 0.02,
+        publish: Publisher | None = None,
+    ) -> None:
+        if interval < 1 / MAX_RATE:
+            raise ValueError(
+                f"interval must be ≥ {1 / MAX_RATE:.1f} s (≤ {MAX_RATE:.0f} updates/s), got {interval}"
+            )
+        if not 0 < budget < 1:
+            raise ValueError(f"budget is a share of the loop's time in (0, 1), got {budget}")
+        self.recorder = recorder
+        self.interval = interval
+        self.budget = budget
+        self._publish = publish
+        self._handle: Any = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_key: tuple[int, int] | None = None
+        self.updates = 0
+        self.snapshot_errors = 0
+        self.last_error: str | None = None
+        self.update_seconds = 0.0  # total time spent taking snapshots and rendering
+        self.started_at = 0.0
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> LiveDashboard:
+        if self._thread is not None:
+            raise RuntimeError("this LiveDashboard is already running")
+        from ..report import TraceReport  # noqa: F401 - imported here, not in the first beat's cost
+
+        self.started_at = time.perf_counter()
+        first = self._bundle(None)
+        if self._publish is None:
+            from IPython.display import display
+
+            self._handle = display(_Bundle(first), display_id=True)
+        else:
+            self._publish(first)
+        # Run the thread in the cell's context: ipykernel ≥ 7 keeps the parent message in a
+        # contextvar, and outputs without it would not be attributed to this cell.
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(
+            target=context.run, args=(self._loop,), name="tfgraph_lab-live", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def close(self, report: Any = None) -> None:
+        """Stop updating. With ``report``, show it in place of the dashboard; else empty it."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        if report is not None:
+            bundle = {"text/plain": str(report), "text/html": report._repr_html_()}
+        else:
+            bundle = {"text/plain": "", "text/html": ""}
+        self._send(bundle)
+
+    def __enter__(self) -> LiveDashboard:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------------- loop
+    def _loop(self) -> None:
+        wait = self.interval
+        costs: list[float] = []
+        while not self._stop.wait(wait):
+            costs = [*costs[-2:], self.update()]
+            # Keep our share of the loop's time under budget: cost / (wait + cost) ≤ budget. The
+            # median of the last three costs keeps one slow beat (a GC pause) from stalling it.
+            cost = sorted(costs)[len(costs) // 2]
+            wait = min(MAX_WAIT, max(self.interval, cost * (1 - self.budget) / self.budget))
+
+    def update(self) -> float:
+        """Take one snapshot and publish it if anything changed; returns the seconds it took."""
+        t0 = time.perf_counter()
+        try:
+            report = self.recorder.report
+        except Exception as exc:  # a snapshot racing the recorder: skip this beat, keep the error
+            self.snapshot_errors += 1
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            return time.perf_counter() - t0
+        key = (report.calls, report.traces)
+        if key != self._last_key:
+            self._last_key = key
+            self._send(self._bundle(report))
+            self.updates += 1
+        cost = time.perf_counter() - t0
+        self.update_seconds += cost
+        return cost
+
+    def _send(self, bundle: dict[str, str]) -> None:
+        if self._publish is not None:
+            self._publish(bundle)
+        elif self._handle is not None:
+            self._handle.update(_Bundle(bundle))
+
+    # ------------------------------------------------------------------- drawing
+    def _bundle(self, report: Any) -> dict[str, str]:
+        elapsed = time.perf_counter() - self.started_at if self.started_at else 0.0
+        if report is None:
+            text = "tracewatch live: waiting for the first tf.function call…"
+            html = f"<div class='tfgl-lab tfgl-live'>{CSS}<div class='tfgl-muted'>{escape(text)}</div></div>"
+            return {"text/plain": text, "text/html": html}
+        rate = report.calls / elapsed if elapsed > 0 else 0.0
+        text = (
+            f"tracewatch live · {fmt_seconds(elapsed)}: {plural(report.calls, 'call')}, "
+            f"{plural(report.traces, 'trace')} ({report.retraces} retraces)"
+        )
+        stats = (
+            f"<div class='tfgl-trace-count'>"
+            f"{stat_html('traces', report.traces, f'{report.retraces} retraces', big=True)}</div>"
+            f"<div class='tfgl-calls'>{stat_html('calls', f'{report.calls:,}', f'{rate:,.0f}/s')}</div>"
+            + stat_html("tracing", fmt_seconds(report.trace_seconds))
+            + stat_html("running", fmt_seconds(elapsed))
+        )
+        shown = {f.qualname for f in report.shown_functions}
+        calls = [e for e in report.events[-4 * RECENT :] if e.via == "call" and e.qualname in shown][-RECENT:]
+        first = len([e for e in report.events if e.via == "call"]) - len(calls)
+        chart = chart_svg(
+            [(first + i, e.seconds, e.traced, e.failed_trace) for i, e in enumerate(calls)],
+            width=520,
+            height=90,
+            title=f"last {plural(len(calls), 'call')}:",
+        )
+        rows = [
+            [
+                f"<code>{escape(f.qualname)}</code>",
+                f"{f.calls:,}",
+                str(f.traces),
+                str(f.retraces),
+                escape(fmt_seconds(f.trace_seconds)),
+            ]
+            for f in report.shown_functions[:6]
+        ]
+        table = table_html(["function", "calls", "traces", "retraces", "tracing"], rows, numeric=(1, 2, 3, 4))
+        last = report.retrace_events[-1:] if report.retrace_events else ()
+        reason = reasons_html(last[0].reasons[:2], f"last retrace ({last[0].qualname}):") if last else ""
+        html = (
+            f"<div class='tfgl-lab tfgl-live'>{CSS}"
+            "<div class='tfgl-lab-sub'>tracewatch <b>live</b> — the full report replaces this when "
+            f"the cell ends</div><div class='tfgl-stats'>{stats}</div>"
+            f"{chart}{table}<div class='tfgl-reason'>{reason}</div></div>"
+        )
+        return {"text/plain": text, "text/html": html}
+
+
+class _Bundle:
+    """A displayable holding a ready mime bundle."""
+
+    def __init__(self, bundle: dict[str, str]) -> None:
+        self.bundle = bundle
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return self.bundle
+
+
+def live_view(recorder: Any, interval: float = 1 / MAX_RATE) -> LiveDashboard:
+    """Start a live dashboard over a recording ``recorder``; call ``.close()`` when it stops.
+
+    The hook ``%%tracewatch --live`` calls right after ``recorder.start()``. ``close(report)``
+    shows the final report in the dashboard's place; ``close()`` empties it.
+    """
+    return LiveDashboard(recorder, interval=interval).start()

@@ -8,12 +8,22 @@ TensorFlow (the entries hold plain data and weak references only).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from .records import Event, FunctionSummary, GraphSummary
+from ._calllog import HitRun
+from .records import CallRun, Event, FunctionSummary, GraphSummary
 from .suggest import suggest_fix
 
-__all__ = ["aggregate"]
+__all__ = ["Aggregate", "aggregate"]
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    functions: tuple[FunctionSummary, ...]
+    events: tuple[Event, ...]
+    runs: tuple[CallRun, ...]
+    suggestions: dict[str, str]
 
 
 class _Acc:
@@ -51,10 +61,9 @@ class _Acc:
         self.reasons: list[Any] = []
 
 
-def aggregate(
-    entries: Sequence[Any], log_end: int | None = None
-) -> tuple[tuple[FunctionSummary, ...], tuple[Event, ...], dict[str, str]]:
-    """Summaries per function (user functions first), events in order, and fix suggestions.
+def aggregate(entries: Sequence[Any], log_end: int | None = None) -> Aggregate:
+    """Summaries per function (user functions first), events in order, summarised runs of
+    cached calls, and fix suggestions.
 
     Each function's graph cache lists every graph its objects held by ``log_end`` (the end of
     this watch in the shared log), including graphs traced before the watch began.
@@ -63,6 +72,7 @@ def aggregate(
 
     accs: dict[tuple[str, str], _Acc] = {}
     events: list[Event] = []
+    runs: list[CallRun] = []
     graph_index: dict[int, int] = {}
 
     def acc_for(state: Any) -> _Acc:
@@ -83,7 +93,22 @@ def aggregate(
             acc.graphs.append(graph)
         return idx
 
-    for n, entry in enumerate(entries):
+    gi: int | None
+    n = 0  # the call index (a summarised run advances it by its number of calls)
+    for entry in entries:
+        if type(entry) is HitRun:
+            for state, calls, seconds in entry.states.values():
+                acc = acc_for(state)
+                acc.calls += calls
+                acc.call_seconds += seconds
+            for graph, hits in entry.graphs.values():
+                acc = acc_for(graph.state)
+                run_gi = index_of(acc, graph)
+                acc.hits[run_gi] = acc.hits.get(run_gi, 0) + hits
+            names = tuple(dict.fromkeys(slot[0].info.qualname for slot in entry.states.values()))
+            runs.append(CallRun(n, entry.calls, entry.seconds, entry.max_seconds, names))
+            n += entry.calls
+            continue
         if type(entry) is tuple:
             state, seconds, graph = entry
             acc = acc_for(state)
@@ -106,6 +131,7 @@ def aggregate(
                     graph=gi,
                 )
             )
+            n += 1
             continue
         assert isinstance(entry, CallRecord)
         state = entry.state
@@ -156,6 +182,7 @@ def aggregate(
                 reasons=entry.reasons,
             )
         )
+        n += 1
 
     summaries = []
     suggestions: dict[str, str] = {}
@@ -195,4 +222,4 @@ def aggregate(
         if suggestion:
             suggestions[f"{info.qualname}\0{info.filename}"] = suggestion
     summaries.sort(key=lambda f: (f.framework, -f.retraces, -f.traces, f.qualname))
-    return tuple(summaries), tuple(events), suggestions
+    return Aggregate(tuple(summaries), tuple(events), tuple(runs), suggestions)

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from . import _tf_adapter as tfa
+from ._calllog import CallLog
 from .budget import TraceBudget
 from .errors import TraceBudgetExceeded
 from .explain import explain_trace
@@ -167,7 +168,8 @@ class _Hub:
         self.lock = threading.RLock()
         self.tls = threading.local()
         self.recorders: list[TraceRecorder] = []
-        self.log: list[LogEntry] = []
+        self.calllog = CallLog()
+        self.log: list[LogEntry] = self.calllog.entries
         self.warnings: list[str] = []
         self.states: dict[int, FunctionState] = {}
         self.cache_owner: dict[int, FunctionState] = {}
@@ -181,7 +183,15 @@ class _Hub:
         with self.lock:
             if not self.recorders:
                 self._install()
+            recorder._start = len(self.log)  # a list index: folding only happens after it
+            recorder._warnings_start = len(self.warnings)
             self.recorders.append(recorder)
+
+    def fold(self) -> None:
+        """Keep the log bounded (called from the hot path when it has grown)."""
+        with self.lock:
+            newest = self.recorders[-1]._start if self.recorders else len(self.log)
+        self.calllog.maybe_fold(newest)
 
     def detach(self, recorder: TraceRecorder) -> None:
         with self.lock:
@@ -193,7 +203,8 @@ class _Hub:
     def _install(self) -> None:
         h = tfa.handles()
         self.handles = h
-        self.log = []
+        self.calllog = CallLog()
+        self.log = self.calllog.entries
         self.warnings = []
         self.states = {}
         self.cache_owner = {}
@@ -293,7 +304,7 @@ class _Hub:
             graph.cf_ref = weakref.ref(cf, forget)  # ids of dead graphs must not match new ones
         except TypeError:
             graph.cf_ref = None
-        graph.log_pos = len(self.log)
+        graph.log_pos = self.calllog.position()
         state.graphs[cf_id] = graph
         state.graph_list.append(graph)
 
@@ -423,7 +434,8 @@ _HUB = _Hub()
 
 def _make_call_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., Any]:
     perf = _perf
-    log_append = hub.log.append
+    calllog = hub.calllog
+    log_append = calllog.append
 
     def __call__(fn: Any, *args: Any, **kwds: Any) -> Any:
         try:
@@ -449,6 +461,8 @@ def _make_call_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., An
             hub.finish(frame, seconds, fn, args, kwds, None)
         else:
             log_append((state, seconds, state.graphs.get(frame.served)))
+            if len(calllog.entries) >= calllog.fold_at:
+                hub.fold()
         return result
 
     __call__.__wrapped__ = original  # type: ignore[attr-defined]
@@ -523,6 +537,7 @@ class TraceRecorder:
     def __init__(self, max_traces: TraceBudget | int | str | None = None) -> None:
         self.budget = TraceBudget.parse(max_traces)
         self._start = 0
+        self._end = 0
         self._warnings_start = 0
         self._entries: list[LogEntry] | None = None
         self._warnings: list[str] = []
@@ -543,8 +558,6 @@ class TraceRecorder:
         self.tf_version = h.version
         self.degraded = h.missing
         self.eager_at_start = h.run_functions_eagerly()
-        self._start = len(_HUB.log)
-        self._warnings_start = len(_HUB.warnings)
         self.started_at = _perf()
         self.active = True
         return self
@@ -554,6 +567,7 @@ class TraceRecorder:
             return
         self.seconds = _perf() - self.started_at
         try:
+            self._end = _HUB.calllog.position()
             self._entries = _HUB.log[self._start :]
             self._warnings = _HUB.warnings[self._warnings_start :]
         finally:
@@ -568,8 +582,8 @@ class TraceRecorder:
 
     @property
     def log_end(self) -> int:
-        """Position in the shared log just past this watch's last entry."""
-        return self._start + len(self.entries())
+        """Logical position in the shared log just past this watch's last entry."""
+        return self._end if not self.active else _HUB.calllog.position()
 
     def warnings(self) -> list[str]:
         if self.active:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "ArgLeaf",
+    "CallRun",
     "Event",
     "FunctionSummary",
     "GraphSummary",
@@ -157,6 +158,29 @@ class Event:
             if value is not None:
                 data[key] = value
         return data
+
+
+@dataclass(frozen=True, slots=True)
+class CallRun:
+    """Consecutive cached calls summarised to keep long watches small (no per-call events).
+
+    ``first`` is the call index of the first call in the run; ``functions`` the qualnames.
+    """
+
+    first: int
+    calls: int
+    seconds: float
+    max_seconds: float
+    functions: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "first": self.first,
+            "calls": self.calls,
+            "seconds": self.seconds,
+            "max_seconds": self.max_seconds,
+            "functions": list(self.functions),
+        }
 
 
 @dataclass(frozen=True, slots=True)

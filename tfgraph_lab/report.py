@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .records import Event, FunctionSummary, GraphSummary, Reason
+from .records import CallRun, Event, FunctionSummary, GraphSummary, Reason
 
 if TYPE_CHECKING:
     from .recorder import TraceRecorder
@@ -41,25 +41,27 @@ class TraceReport:
     show_framework: bool = False
     compare_eager: dict[str, float] | None = None
     suggestions: dict[str, str] = field(default_factory=dict)
+    runs: tuple[CallRun, ...] = ()
 
     # ------------------------------------------------------------------ building
     @classmethod
     def from_recorder(cls, recorder: TraceRecorder) -> TraceReport:
         from ._aggregate import aggregate
 
-        entries = recorder.entries()
-        functions, events, suggestions = aggregate(entries, recorder.log_end)
+        agg = aggregate(recorder.entries(), recorder.log_end)
+        functions = agg.functions
         budget = recorder.budget.describe() if recorder.budget is not None else None
         return cls(
             functions=functions,
-            events=events,
+            events=agg.events,
+            runs=agg.runs,
             warnings=tuple(recorder.warnings()),
             seconds=recorder.seconds,
             tf_version=recorder.tf_version,
             eager_calls=sum(f.eager_calls for f in functions),
             degraded=recorder.degraded,
             budget=budget,
-            suggestions=suggestions,
+            suggestions=agg.suggestions,
         )
 
     def with_options(self, **changes: Any) -> TraceReport:
@@ -75,6 +77,11 @@ class TraceReport:
         if self.show_framework:
             return self.functions
         return tuple(f for f in self.functions if not f.framework)
+
+    @property
+    def summarised_calls(self) -> int:
+        """Cached calls folded into runs (no per-call event) to keep a long watch small."""
+        return sum(r.calls for r in self.runs)
 
     @property
     def hidden_functions(self) -> int:
@@ -158,6 +165,8 @@ class TraceReport:
                 for f in self.functions
             ],
             "events": [e.to_dict() for e in self.events],
+            "events_summarised": self.summarised_calls,
+            "summarised_runs": [r.to_dict() for r in self.runs],
             "warnings": list(self.warnings),
             **({"compare_eager": self.compare_eager} if self.compare_eager else {}),
         }
@@ -190,6 +199,16 @@ class TraceReport:
             budget=data.get("budget"),
             compare_eager=data.get("compare_eager"),
             suggestions=suggestions,
+            runs=tuple(
+                CallRun(
+                    int(r["first"]),
+                    int(r["calls"]),
+                    float(r["seconds"]),
+                    float(r["max_seconds"]),
+                    tuple(r.get("functions", ())),
+                )
+                for r in data.get("summarised_runs", [])
+            ),
         )
 
     @classmethod

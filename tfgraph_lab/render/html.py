@@ -56,7 +56,7 @@ def render_html(report: TraceReport) -> str:
         parts.append("<p>No tf.function was called while watching.</p></div>")
         return "".join(parts)
     shown = {f.qualname for f in report.shown_functions}
-    parts.append(_timeline_svg(timeline(report.events, shown)))
+    parts.append(_timeline_svg(timeline(report.events, shown, runs=report.runs)))
     parts.append(_function_table(report.shown_functions))
     traced_events: dict[tuple[str, str], list[Event]] = {}
     for e in report.events:

@@ -43,6 +43,11 @@ def notices(report: TraceReport) -> list[str]:
             "ran eagerly and bypassed tracing, so these counts do not show what graph mode "
             "would do. Turn it off with tf.config.run_functions_eagerly(False)."
         )
+    if report.summarised_calls:
+        out.append(
+            f"{report.summarised_calls:,} cached calls summarised: counts and times are exact; "
+            "per-call detail is kept for the first calls and for every trace."
+        )
     if report.degraded:
         out.append(
             "count-only mode: this TensorFlow release moved internals tfgraph_lab relies on "

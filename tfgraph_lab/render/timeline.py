@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..records import Event
+from ..records import CallRun, Event
 
 __all__ = ["TimelinePoint", "timeline"]
 
@@ -22,22 +22,57 @@ class TimelinePoint:
     qualname: str
 
 
-def timeline(events: tuple[Event, ...], shown: set[str], max_points: int = 300) -> list[TimelinePoint]:
-    calls = [e for e in events if e.via == "call" and e.qualname in shown]
-    if not calls:
+@dataclass(frozen=True, slots=True)
+class _Item:
+    calls: int
+    seconds: float
+    traced: bool
+    qualname: str
+
+
+def timeline(
+    events: tuple[Event, ...],
+    shown: set[str],
+    max_points: int = 300,
+    runs: tuple[CallRun, ...] = (),
+) -> list[TimelinePoint]:
+    """Points over the calls of the shown functions, summarised runs included in order."""
+    items: list[tuple[int, _Item]] = [
+        (e.index, _Item(1, e.seconds, e.traced or e.failed_trace, e.qualname))
+        for e in events
+        if e.via == "call" and e.qualname in shown
+    ]
+    items += [
+        (r.first, _Item(r.calls, r.max_seconds, False, r.functions[0] if r.functions else ""))
+        for r in runs
+        if shown.intersection(r.functions)
+    ]
+    if not items:
         return []
-    size = max(1, -(-len(calls) // max_points))
-    points = []
-    for start in range(0, len(calls), size):
-        chunk = calls[start : start + size]
-        worst = max(chunk, key=lambda e: (e.traced, e.seconds))
-        points.append(
-            TimelinePoint(
-                first=start,
-                last=start + len(chunk) - 1,
-                seconds=max(e.seconds for e in chunk),
-                traced=any(e.traced or e.failed_trace for e in chunk),
-                qualname=worst.qualname,
-            )
-        )
+    items.sort(key=lambda pair: pair[0])
+    total = sum(item.calls for _, item in items)
+    size = max(1, -(-total // max_points))
+    points: list[TimelinePoint] = []
+    chunk: list[_Item] = []
+    first = done = in_chunk = 0
+    for _, item in items:
+        chunk.append(item)
+        done += item.calls
+        in_chunk += item.calls
+        if in_chunk >= size:
+            points.append(_point(first, done - 1, chunk))
+            first, chunk, in_chunk = done, [], 0
+    if chunk:
+        points.append(_point(first, done - 1, chunk))
     return points
+
+
+def _point(first: int, last: int, chunk: list[_Item]) -> TimelinePoint:
+    worst = max(chunk, key=lambda c: (c.traced, c.seconds))
+    return TimelinePoint(
+        first=first,
+        last=last,
+        seconds=max(c.seconds for c in chunk),
+        traced=any(c.traced for c in chunk),
+        qualname=worst.qualname,
+    )

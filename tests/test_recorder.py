@@ -343,3 +343,40 @@ def test_no_strong_references_to_functions_or_arguments() -> None:
     assert ref_arg() is None
     assert ref_fn() is None
     assert w.report.traces == 1
+
+
+def test_long_watches_fold_cache_hits_but_keep_counts_exact(monkeypatch: Any) -> None:
+    from tfgraph_lab import _calllog
+
+    monkeypatch.setattr(_calllog, "KEEP_FIRST", 50)
+    monkeypatch.setattr(_calllog, "WINDOW", 100)
+    monkeypatch.setattr(_calllog, "BLOCK", 20)
+
+    @tf.function
+    def f(x):
+        return x + 1
+
+    with tfgraph_lab.watch() as outer:
+        for i in range(400):
+            f(tf.constant(1.0))
+            if i == 200:
+                f(tf.ones([2]))  # a retrace in the middle of folded hits stays an event
+        with tfgraph_lab.watch() as inner:
+            for _ in range(30):
+                f(tf.constant(1.0))
+    report = outer.report
+    fn = report.function("f")
+    assert fn.calls == 431 and fn.traces == f.experimental_get_tracing_count() == 2
+    assert sum(g.hits for g in fn.graphs) == 431
+    assert report.summarised_calls > 0
+    assert len(report.events) + report.summarised_calls == 431
+    assert [e.index for e in report.events if e.traced] == [0, 201]
+    assert "cached calls summarised" in str(report)
+    assert inner.report.function("f").calls == 30
+    assert json_roundtrip(report).summarised_calls == report.summarised_calls
+
+
+def json_roundtrip(report: Any) -> Any:
+    from tfgraph_lab.report import TraceReport
+
+    return TraceReport.from_json(report.to_json())

@@ -144,7 +144,9 @@ def test_cell_interrupted_in_a_loop_shows_report_then_raises(shell: Any, raise_l
 
 
 def test_cell_raises_while_tensorflow_is_tracing(shell: Any) -> None:
-    define(shell, "bad_trace", "if x.shape[0] == 2:\n        raise ValueError('no graph for you')\n    return x")
+    define(
+        shell, "bad_trace", "if x.shape[0] == 2:\n        raise ValueError('no graph for you')\n    return x"
+    )
     before = count(shell, "bad_trace")
     result = shell.run_cell("%%tracewatch -q -v rep\nbad_trace(tf.ones([1]))\nbad_trace(tf.ones([2]))\n")
     assert not is_patched()
@@ -429,7 +431,7 @@ def test_functions_garbage_collected_mid_watch() -> None:
     assert lam.traces == sum(counts) == 9
     assert lam.calls == 18
     assert lam.function_objects == 6
-    assert sum(g.hits for g in lam.graphs) == 18 or lam.graphs == ()
+    assert sum(g.hits for g in lam.graphs) == 18
     method = w.report.function("Model.call")
     assert method.traces == 3 * counts_method == 3
     assert_intact(w.report)
@@ -546,7 +548,9 @@ def test_unload_and_reload_extension(shell: Any) -> None:
     assert "tracewatch" not in shell.magics_manager.magics["cell"]
     assert "tracewatch" not in shell.magics_manager.magics["line"]
     # the monitor stopped with the extension: no hook fires around later cells
-    shell.run_cell("from tfgraph_lab.recorder import is_patched as _ip\n_during = _ip()\next_fn(tf.ones([1]))")
+    shell.run_cell(
+        "from tfgraph_lab.recorder import is_patched as _ip\n_during = _ip()\next_fn(tf.ones([1]))"
+    )
     assert shell.user_ns["_during"] is False
     result = shell.run_cell("%%tracewatch -q\next_fn(tf.ones([1]))\n")
     assert type(result.error_in_exec).__name__ == "UsageError"
@@ -634,4 +638,3 @@ def test_logical_cpu_configuration_is_untouched() -> None:
     with tfgraph_lab.watch():
         pass
     assert [d.name for d in tf.config.list_logical_devices()] == before
-

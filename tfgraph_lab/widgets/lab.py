@@ -60,7 +60,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.flag = W.ToggleButtons(
             options=[(label, key) for key, label in FLAG_MODES.items()],
             value=s.flag,
-            style={"button_width": "92px"},
+            style={"button_width": "104px"},
         )
         self.training = W.Checkbox(value=s.training, description="training (the flag's value)", indent=False)
         self.batch = W.IntSlider(
@@ -183,7 +183,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
                 self.guess_row,
                 self.score,
             ],
-            layout=W.Layout(width="450px", padding="0 16px 0 0"),
+            layout=W.Layout(width="480px", padding="0 16px 0 0"),
         ).add_class("tfgl-controls")
         display = W.VBox(
             [

@@ -351,33 +351,38 @@ x = tf.ones([4, 8])"""),
 %%tracewatch
 layer(x, True)
 layer(x, True)
-layer(x, False)"""),
+out = layer(x, False)"""),
         md("""**Explain.** A Python value is part of the cache key, so each value gets its own graph:
 `python-value-changed training: True → False`. For a mode flag with two values that is usually
 acceptable (Keras does the same). It becomes a trap when the value keeps changing.
 
-## A Python number that changes: one graph per value"""),
+## A Python number that changes: one graph per value
+
+`tfgraph_lab.watch()` (the context manager behind `%%tracewatch`) also captures TensorFlow's
+own log warnings, so we can read them from Python:"""),
         code("""\
+import tfgraph_lab
+
 @tf.function
 def scaled(x, factor):
     return tf.reduce_sum(x) * factor
 
-for step in range(8):
-    scaled(x, step * 0.5)            # a new Python float every time
-print("tracing count:", scaled.experimental_get_tracing_count())""", check=True),
-        md("""TensorFlow noticed. In a script you would see a warning in the log; here is the text it
-logged (captured by `tfgraph_lab.watch`):"""),
+with tfgraph_lab.watch() as w:
+    for step in range(8):
+        scaled(x, step * 0.5)            # a new Python float every time
+print("tracing count:", scaled.experimental_get_tracing_count())
+print("TensorFlow warned", len(w.report.warnings), "times; the first warning reads:")
+print(w.report.warnings[0][:200], "…")"""),
+        md("""Now call it with 8 more new values. **Predict:** does TensorFlow warn again?"""),
         code("""\
-import tfgraph_lab
-
 with tfgraph_lab.watch() as w:
     for step in range(8, 16):
         scaled(x, step * 0.5)
-print(w.report.warnings[0][:200], "…")"""),
+print("tracing count:", scaled.experimental_get_tracing_count(), "| new warnings:", len(w.report.warnings))""", check=True),
         md("""That is TensorFlow's only signal: *"…triggered tf.function retracing. Tracing is expensive
-and the excessive number of tracings could be due to…"* — no function argument, no value, and
-it only fires after 5 of ~10 calls traced (at most twice per function). `%%tracewatch` names
-the argument and the values instead.
+and the excessive number of tracings could be due to…"* — no argument, no value. It fires only when 5 of the last ~10 calls traced, at most twice per
+function — the second loop traced 8 more graphs in silence. `%%tracewatch` names the argument
+and the values on every retrace instead.
 
 ## Retracing can be slower than no graph at all
 
@@ -410,7 +415,7 @@ def layer_fixed(x, training):
 for step in range(30):
     scaled_fixed(x, tf.constant(100 + step * 0.5))
 layer_fixed(x, tf.constant(True))
-layer_fixed(x, tf.constant(False))"""),
+out = layer_fixed(x, tf.constant(False))"""),
         code("""\
 print("scaled_fixed:", scaled_fixed.experimental_get_tracing_count(),
       " layer_fixed:", layer_fixed.experimental_get_tracing_count())""", check=True),
@@ -450,12 +455,12 @@ print([batch.shape[0] for batch in dataset])
 
 @tf.function
 def encode(batch):
-    return tf.nn.relu(tf.matmul(batch, weights))""", check=True),
+    return tf.nn.relu(tf.matmul(tf.cast(batch, tf.float32), weights))""", check=True),
         code("""\
 %%tracewatch
 for batch in dataset:
     encode(batch)
-encode(features.numpy().astype("float64")[:32])    # NumPy float64, as NumPy likes it"""),
+out = encode(features.numpy().astype("float64")[:32])    # NumPy float64, as NumPy likes it"""),
         md("""**Explain.** A tensor's shape and dtype are part of the cache key: `(32, 128)` and
 `(4, 128)` are different signatures (`shape-changed`), and so is float64 (`dtype-changed`).
 In a real epoch loop that is one extra graph per epoch for the last batch — and many more
@@ -489,8 +494,8 @@ def encode_relaxed(batch):
 
 for size in (32, 4, 17, 8, 25):
     encode_relaxed(features[:size])
-print("tracing count:", encode_relaxed.experimental_get_tracing_count())
-print(encode_relaxed.pretty_printed_concrete_signatures())""", check=True),
+print("tracing count:", encode_relaxed.experimental_get_tracing_count())""", check=True),
+        code("print(encode_relaxed.pretty_printed_concrete_signatures())   # the second graph takes (None, 128)"),
         md("""## Cure 3: `drop_remainder=True`
 
 If dropping a few examples per epoch is acceptable (training on shuffled data usually is),

@@ -77,7 +77,8 @@ def clean(nb: Any) -> Any:
         for out in cell.get("outputs", []):
             out.pop("execution_count", None)
             if out.output_type == "error":
-                out.evalue = _clean_text(out.evalue)
+                evalue = _clean_text(out.evalue)
+                out.evalue = evalue if len(evalue) < 400 else evalue[:400] + " …"
                 out.traceback = [f"{out.ename}: {out.evalue}"]
             elif out.output_type == "stream":
                 out.text = _clean_text(out.text)

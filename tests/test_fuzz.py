@@ -137,11 +137,6 @@ def test_line_magic_flags(shell: Any, line: str) -> None:
         assert not is_patched(), f"hook left in TensorFlow after %tracewatch {line!r}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: parse_argstring (IPython arg_split, strict) raises ValueError('No closing "
-    "quotation') for an unbalanced quote; _magic.tracewatch lets it escape as an internal traceback",
-)
 @pytest.mark.parametrize("line", ['-v "abc', "--json '", '--max-traces "f=1'])
 def test_unbalanced_quote_is_a_usage_error(shell: Any, in_tmp: Path, line: str) -> None:
     with pytest.raises(UsageError, match="quot"):

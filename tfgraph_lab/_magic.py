@@ -73,6 +73,11 @@ class TraceWatchMagics(Magics):
             raise
         except SystemExit as exc:  # argparse exits on some errors
             raise UsageError(f"%%tracewatch: invalid flags {line!r}; see %%tracewatch?") from exc
+        except ValueError as exc:  # shlex: "No closing quotation" (IPython's arg_split)
+            raise UsageError(
+                f"%%tracewatch: cannot split the flags {line!r}: {exc}; close the quotation "
+                "or quote paths with spaces, e.g. --json 'my report.json'"
+            ) from None
         if cell is None:
             return self._line(args)
         if args.mode is not None:

@@ -17,6 +17,7 @@ CORE_TESTS=(
   tests/test_report.py
   tests/test_magic.py
   tests/test_budget.py
+  tests/test_cli.py
   tests/test_faults.py
   tests/test_safety.py
 )

@@ -67,15 +67,18 @@ def _clean_text(text: str) -> str:
 def clean(nb: Any) -> Any:
     """Strip widget state, machine paths, addresses, tracebacks and execution metadata."""
     nb.metadata.pop("widgets", None)
+    count = 0
     for n, cell in enumerate(nb.cells):
         cell.id = f"cell-{n:02d}"
         cell.metadata.pop("execution", None)
         if cell.cell_type != "code":
             continue
-        cell.execution_count = None
+        count += 1  # nbval needs counts on cells with outputs ("unrun reference cell" otherwise)
+        cell.execution_count = count
         outputs = []
         for out in cell.get("outputs", []):
-            out.pop("execution_count", None)
+            if out.output_type == "execute_result":
+                out.execution_count = count
             if out.output_type == "error":
                 evalue = _clean_text(out.evalue)
                 out.evalue = evalue if len(evalue) < 400 else evalue[:400] + " …"

@@ -23,6 +23,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import _tf_adapter as tfa
@@ -32,7 +33,7 @@ from .errors import TraceBudgetExceeded
 from .explain import explain_trace
 from .records import Reason, Signature
 
-__all__ = ["NOT_RETRACES", "TraceRecorder", "is_patched", "watch"]
+__all__ = ["NOT_RETRACES", "LiveCounters", "TraceRecorder", "is_patched", "watch"]
 
 NOT_RETRACES = ("first-trace", "variable-creation")
 
@@ -125,6 +126,33 @@ class CallRecord:
         self.reasons: tuple[Reason, ...] = ()
 
 
+@dataclass
+class LiveCounters:
+    """Cheap running totals of a watch in progress, for live displays (no report rebuild).
+
+    ``recent`` holds ``(seconds, traced)`` of the latest calls, oldest first.
+    """
+
+    calls: int = 0
+    traces: int = 0
+    retraces: int = 0
+    trace_seconds: float = 0.0
+    records: int = 0  # entries that were not plain cache hits
+    non_calls: int = 0  # traces made without a call (get_concrete_function, tf.data, …)
+    last_retrace: tuple[str, tuple[Reason, ...]] | None = None
+    recent: list[tuple[float, bool]] = field(default_factory=list)
+
+    def minus(self, start: LiveCounters) -> LiveCounters:
+        return LiveCounters(
+            traces=self.traces - start.traces,
+            retraces=self.retraces - start.retraces,
+            trace_seconds=self.trace_seconds - start.trace_seconds,
+            records=self.records - start.records,
+            non_calls=self.non_calls - start.non_calls,
+            last_retrace=self.last_retrace,
+        )
+
+
 # A log entry is either a hot-path hit ``(state, seconds, graph_or_None)`` or a CallRecord.
 LogEntry = Any
 
@@ -177,6 +205,20 @@ class _Hub:
         self.originals: dict[str, Any] = {}
         self.handles: tfa.TFHandles | None = None
         self.log_handler: _RetraceWarningHandler | None = None
+        self.counters = LiveCounters()
+
+    def _count(self, record: CallRecord) -> None:
+        """Running totals, kept on the slow path only (traces, failures, eager calls)."""
+        c = self.counters
+        c.records += 1
+        c.non_calls += record.via != "call"
+        if record.traces:
+            c.traces += len(record.traces)
+            c.trace_seconds += record.seconds
+            retraces = sum(1 for g in record.traces if g.retrace)
+            if retraces:
+                c.retraces += retraces
+                c.last_retrace = (record.state.info.qualname, record.reasons)
 
     # ----------------------------------------------------------------- install/remove
     def attach(self, recorder: TraceRecorder) -> None:
@@ -184,6 +226,8 @@ class _Hub:
             if not self.recorders:
                 self._install()
             recorder._start = len(self.log)  # a list index: folding only happens after it
+            recorder._start_pos = self.calllog.position()
+            recorder._counters_start = replace(self.counters)
             recorder._warnings_start = len(self.warnings)
             self.recorders.append(recorder)
 
@@ -209,6 +253,7 @@ class _Hub:
         self.states = {}
         self.cache_owner = {}
         self.objects_seen = {}
+        self.counters = LiveCounters()
         fn_cls = h.function_class
         self.originals = {"__call__": fn_cls.__dict__["__call__"]}
         try:
@@ -346,6 +391,7 @@ class _Hub:
             record.traces.append(graph)
             record.caller = tfa.caller_location()
             record.reasons = self.explain(state, graph, None)
+            self._count(record)
             self.log.append(record)
 
     def via(self, state: FunctionState, frame_via: str) -> str:
@@ -401,6 +447,7 @@ class _Hub:
             for graph in frame.traces:
                 reasons.extend(self.explain(state, graph, call_sig))
             record.reasons = tuple(reasons)
+        self._count(record)
         self.log.append(record)
 
     def explain(
@@ -537,6 +584,8 @@ class TraceRecorder:
     def __init__(self, max_traces: TraceBudget | int | str | None = None) -> None:
         self.budget = TraceBudget.parse(max_traces)
         self._start = 0
+        self._start_pos = 0
+        self._counters_start = LiveCounters()
         self._end = 0
         self._warnings_start = 0
         self._entries: list[LogEntry] | None = None
@@ -585,6 +634,26 @@ class TraceRecorder:
         """Logical position in the shared log just past this watch's last entry."""
         return self._end if not self.active else _HUB.calllog.position()
 
+    def live_counters(self, recent: int = 120) -> LiveCounters:
+        """Running totals of this watch without rebuilding the report (cheap: O(recent))."""
+        if not self.active:
+            report = self.report
+            return LiveCounters(
+                calls=report.calls,
+                traces=report.traces,
+                retraces=report.retraces,
+                trace_seconds=report.trace_seconds,
+            )
+        counters = _HUB.counters.minus(self._counters_start)
+        counters.calls = _HUB.calllog.position() - self._start_pos - counters.non_calls
+        tail = _HUB.log[max(self._start, len(_HUB.log) - recent) :]
+        counters.recent = [
+            (entry[1], False) if type(entry) is tuple else (entry.seconds, bool(entry.traces))
+            for entry in tail
+            if type(entry) is tuple or getattr(entry, "via", "") == "call"
+        ]
+        return counters
+
     def warnings(self) -> list[str]:
         if self.active:
             return _HUB.warnings[self._warnings_start :]
@@ -620,12 +689,32 @@ class TraceRecorder:
 
 
 @contextmanager
-def watch(max_traces: TraceBudget | int | str | None = None) -> Iterator[TraceRecorder]:
+def watch(
+    max_traces: TraceBudget | int | str | None = None, live: bool = False
+) -> Iterator[TraceRecorder]:
     """Watch every tf.function call in the process; ``w.report`` is the TraceReport.
 
     ``max_traces`` is a budget: ``3`` (every function), ``"train_step=1"``, or a mapping/list of
     such; a function over budget raises :class:`TraceBudgetExceeded` when the block ends.
+    ``live=True`` (in a notebook) shows counters and a timing chart that update while the block
+    runs (at most 5 updates/s), replaced by the report when it ends.
     """
     recorder = TraceRecorder(max_traces)
     with recorder:
-        yield recorder
+        view = _live_view(recorder) if live else None
+        try:
+            yield recorder
+        finally:
+            if view is not None:
+                view.close()
+    if view is not None:
+        from IPython.display import display
+
+        display(recorder.report)
+
+
+def _live_view(recorder: TraceRecorder) -> Any:
+    # The one upward import, lazy and optional: the live view lives with the other views.
+    from .widgets import live_view
+
+    return live_view(recorder)

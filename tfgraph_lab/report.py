@@ -145,6 +145,12 @@ class TraceReport:
         fn = self.function(qualname)
         return self.suggestions.get(f"{fn.qualname}\0{fn.filename}")
 
+    def explore(self) -> Any:
+        """An explorer widget: filter by function, pick a call to see its graph and reasons."""
+        from .widgets import explore
+
+        return explore(self)
+
     def headline(self) -> str:
         from .render.text import headline
 

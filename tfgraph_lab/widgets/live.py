@@ -1,7 +1,7 @@
 """``LiveDashboard`` / ``live_view``: counters and a timing chart that update while a cell runs.
 
-A background thread takes a snapshot of the recorder (``recorder.report``, the core's public
-live snapshot) and publishes it as HTML (with a text twin) into one display handle. The rate is
+A background thread reads the recorder's running totals (``recorder.live_counters()``, cheap:
+no report rebuild) and publishes it as HTML (with a text twin) into one display handle. The rate is
 bounded twice: at most ``1 / interval`` updates a second (5 by default), and never more often
 than keeps the snapshot's own cost under ``budget`` (2 %) of the loop's time — a snapshot of a
 long log costs more, so updates slow down instead of the loop. Imports IPython (display handles)
@@ -18,7 +18,7 @@ from html import escape
 from typing import Any
 
 from ..render.format import fmt_seconds, plural
-from ._common import CSS, chart_svg, reasons_html, stat_html, table_html
+from ._common import CSS, chart_svg, reasons_html, stat_html
 
 __all__ = ["LiveDashboard", "live_view"]
 
@@ -66,8 +66,6 @@ class LiveDashboard:
     def start(self) -> LiveDashboard:
         if self._thread is not None:
             raise RuntimeError("this LiveDashboard is already running")
-        from ..report import TraceReport  # noqa: F401 - imported here, not in the first beat's cost
-
         self.started_at = time.perf_counter()
         first = self._bundle(None)
         if self._publish is None:
@@ -117,15 +115,15 @@ class LiveDashboard:
         """Take one snapshot and publish it if anything changed; returns the seconds it took."""
         t0 = time.perf_counter()
         try:
-            report = self.recorder.report
+            counters = self.recorder.live_counters(RECENT)
         except Exception as exc:  # a snapshot racing the recorder: skip this beat, keep the error
             self.snapshot_errors += 1
             self.last_error = f"{type(exc).__name__}: {exc}"
             return time.perf_counter() - t0
-        key = (report.calls, report.traces)
+        key = (counters.calls, counters.traces)
         if key != self._last_key:
             self._last_key = key
-            self._send(self._bundle(report))
+            self._send(self._bundle(counters))
             self.updates += 1
         cost = time.perf_counter() - t0
         self.update_seconds += cost
@@ -138,51 +136,42 @@ class LiveDashboard:
             self._handle.update(_Bundle(bundle))
 
     # ------------------------------------------------------------------- drawing
-    def _bundle(self, report: Any) -> dict[str, str]:
+    def _bundle(self, counters: Any) -> dict[str, str]:
+        """Draw :class:`~tfgraph_lab.recorder.LiveCounters` (running totals, no report rebuild)."""
         elapsed = time.perf_counter() - self.started_at if self.started_at else 0.0
-        if report is None:
+        if counters is None:
             text = "tracewatch live: waiting for the first tf.function call…"
             html = f"<div class='tfgl-lab tfgl-live'>{CSS}<div class='tfgl-muted'>{escape(text)}</div></div>"
             return {"text/plain": text, "text/html": html}
-        rate = report.calls / elapsed if elapsed > 0 else 0.0
+        rate = counters.calls / elapsed if elapsed > 0 else 0.0
         text = (
-            f"tracewatch live · {fmt_seconds(elapsed)}: {plural(report.calls, 'call')}, "
-            f"{plural(report.traces, 'trace')} ({report.retraces} retraces)"
+            f"tracewatch live · {fmt_seconds(elapsed)}: {plural(counters.calls, 'call')}, "
+            f"{plural(counters.traces, 'trace')} ({counters.retraces} retraces)"
         )
         stats = (
             f"<div class='tfgl-trace-count'>"
-            f"{stat_html('traces', report.traces, f'{report.retraces} retraces', big=True)}</div>"
-            f"<div class='tfgl-calls'>{stat_html('calls', f'{report.calls:,}', f'{rate:,.0f}/s')}</div>"
-            + stat_html("tracing", fmt_seconds(report.trace_seconds))
+            f"{stat_html('traces', counters.traces, f'{counters.retraces} retraces', big=True)}</div>"
+            f"<div class='tfgl-calls'>{stat_html('calls', f'{counters.calls:,}', f'{rate:,.0f}/s')}</div>"
+            + stat_html("tracing", fmt_seconds(counters.trace_seconds))
             + stat_html("running", fmt_seconds(elapsed))
         )
-        shown = {f.qualname for f in report.shown_functions}
-        calls = [e for e in report.events[-4 * RECENT :] if e.via == "call" and e.qualname in shown][-RECENT:]
-        first = len([e for e in report.events if e.via == "call"]) - len(calls)
+        recent = counters.recent[-RECENT:]
+        first = max(0, counters.calls - len(recent))
         chart = chart_svg(
-            [(first + i, e.seconds, e.traced, e.failed_trace) for i, e in enumerate(calls)],
+            [(first + i, seconds, traced, False) for i, (seconds, traced) in enumerate(recent)],
             width=520,
             height=90,
-            title=f"last {plural(len(calls), 'call')}:",
+            title=f"last {plural(len(recent), 'call')}:",
         )
-        rows = [
-            [
-                f"<code>{escape(f.qualname)}</code>",
-                f"{f.calls:,}",
-                str(f.traces),
-                str(f.retraces),
-                escape(fmt_seconds(f.trace_seconds)),
-            ]
-            for f in report.shown_functions[:6]
-        ]
-        table = table_html(["function", "calls", "traces", "retraces", "tracing"], rows, numeric=(1, 2, 3, 4))
-        last = report.retrace_events[-1:] if report.retrace_events else ()
-        reason = reasons_html(last[0].reasons[:2], f"last retrace ({last[0].qualname}):") if last else ""
+        reason = ""
+        if counters.last_retrace is not None:
+            qualname, reasons = counters.last_retrace
+            reason = reasons_html(reasons[:2], f"last retrace ({qualname}):")
         html = (
             f"<div class='tfgl-lab tfgl-live'>{CSS}"
             "<div class='tfgl-lab-sub'>tracewatch <b>live</b> — the full report replaces this when "
             f"the cell ends</div><div class='tfgl-stats'>{stats}</div>"
-            f"{chart}{table}<div class='tfgl-reason'>{reason}</div></div>"
+            f"{chart}<div class='tfgl-reason'>{reason}</div></div>"
         )
         return {"text/plain": text, "text/html": html}
 

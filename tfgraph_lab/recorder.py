@@ -710,7 +710,7 @@ def watch(
     if view is not None:
         from IPython.display import display
 
-        display(recorder.report)
+        display(recorder.report)  # type: ignore[no-untyped-call]
 
 
 def _live_view(recorder: TraceRecorder) -> Any:

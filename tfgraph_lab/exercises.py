@@ -389,7 +389,7 @@ def _graphs_check(
             ex.hints[0] if ex.hints else "",
             _reason_details(m),
         )
-    extra = ()
+    extra: tuple[str, ...] = ()
     if limit > 1 and any(f.needed > 1 for f in m.functions):
         extra = (
             "2 graphs is what reduce_retracing=True gives (one exact, one generalised); "

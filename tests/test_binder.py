@@ -153,6 +153,17 @@ def test_postbuild_installs_project_without_deps_and_smoke_tests() -> None:
     assert "import tfgraph_lab" in text and "import tensorflow" in text
 
 
+def test_postbuild_lets_voila_show_expected_errors(tmp_path: Path) -> None:
+    """The config postBuild writes is valid JSON that turns Voila's tracebacks on."""
+    import json
+
+    text = (BINDER / "postBuild").read_text(encoding="utf-8")
+    match = re.search(r"<<'JSON'\n(.*?)\nJSON\n", text, re.DOTALL)
+    assert match, "postBuild should write the server config with a quoted here-document"
+    assert json.loads(match.group(1)) == {"VoilaConfiguration": {"show_tracebacks": True}}
+    assert '"${HOME}/.jupyter/jupyter_server_config.json"' in text
+
+
 def _last_command(text: str) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
     return lines[-1]

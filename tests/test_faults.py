@@ -338,12 +338,6 @@ def test_mirrored_strategy_on_two_logical_cpus(mirrored: Any) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: the hidden MirroredStrategy clone of a user tf.function is reported as the "
-    "framework function call_for_each_replica.<locals>.wrapped_fn, so the user's own "
-    "replica_step retraces are hidden from the default report",
-)
 def test_mirrored_strategy_clone_is_attributed_to_the_user_function(mirrored: Any) -> None:
     ours, theirs = mirrored["ours"], mirrored["tf"]
     user = {name: f for name, f in ours.items() if name.endswith("replica_step")}
@@ -520,12 +514,6 @@ def test_unsupported_tensorflow_says_so(unsupported_tf: Any) -> None:
     assert "2.14.0" in w.report._repr_html_()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: in count-only mode (h.full False) the recorder installs only the __call__ hook, "
-    "which never reads experimental_get_tracing_count(); every function reports 0 traces while "
-    "the report claims 'trace counts are exact'",
-)
 def test_unsupported_tensorflow_counts_are_exact(unsupported_tf: Any) -> None:
     @tf.function
     def f(x):

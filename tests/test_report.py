@@ -93,6 +93,7 @@ def test_json_round_trip_and_contract_keys() -> None:
         "hits": 38,
         "traced_in_watch": True,
         "via": "call",
+        "generalised": False,
     }
     event = data["events"][-1]
     assert {"qualname", "traced", "via", "seconds", "reasons"} <= set(event)

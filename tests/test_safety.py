@@ -179,11 +179,6 @@ def test_magic_json_writes_exactly_the_path(shell: Any, tmp_path: Path, monkeypa
     assert json.loads((tmp_path / "sub" / "r.json").read_text())["version"] == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: %%tracewatch keeps the quotes around a --json path (IPython's arg_split with "
-    'posix=False), so --json "my report.json" writes a file literally named \'"my report.json"\'',
-)
 def test_magic_json_path_with_quotes_and_spaces(shell: Any, tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.chdir(tmp_path)
     assert shell.run_cell('%%tracewatch -q --json "my report.json"\nsafe_fn(tf.ones([3]))\n').success

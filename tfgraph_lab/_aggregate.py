@@ -42,6 +42,7 @@ class _Acc:
         "trace_seconds",
         "traced_calls",
         "traces",
+        "wasted",
     )
 
     def __init__(self, info: Any) -> None:
@@ -59,9 +60,14 @@ class _Acc:
         self.graphs: list[Any] = []
         self.hits: dict[int, int] = {}
         self.reasons: list[Any] = []
+        self.wasted = 0
 
 
-def aggregate(entries: Sequence[Any], log_end: int | None = None) -> Aggregate:
+def aggregate(
+    entries: Sequence[Any],
+    log_end: int | None = None,
+    hints: dict[tuple[str, str], list[str]] | None = None,
+) -> Aggregate:
     """Summaries per function (user functions first), events in order, summarised runs of
     cached calls, and fix suggestions.
 
@@ -147,6 +153,7 @@ def aggregate(entries: Sequence[Any], log_end: int | None = None) -> Aggregate:
             acc.traced_calls += int(is_call)
             acc.objects_traced.add(id(state))
             acc.retraces += sum(1 for g in entry.traces if g.retrace)
+            acc.wasted += sum(1 for g in entry.traces if g.wasted_of is not None)
             acc.reasons.extend(entry.reasons)
         if entry.failed_trace:
             acc.failed += 1
@@ -158,7 +165,7 @@ def aggregate(entries: Sequence[Any], log_end: int | None = None) -> Aggregate:
         gi = None
         if entry.graph is not None:
             gi = index_of(acc, entry.graph)
-        elif new_graphs and is_call:
+        elif new_graphs and is_call and entry.error is None:
             gi = new_graphs[-1]
         if gi is not None and is_call:
             acc.hits[gi] = acc.hits.get(gi, 0) + 1
@@ -175,6 +182,7 @@ def aggregate(entries: Sequence[Any], log_end: int | None = None) -> Aggregate:
                 graph=gi,
                 eager=entry.eager,
                 failed_trace=entry.failed_trace,
+                wasted=any(g.wasted_of is not None for g in entry.traces),
                 error=entry.error,
                 caller=entry.caller,
                 thread=entry.thread,
@@ -195,6 +203,7 @@ def aggregate(entries: Sequence[Any], log_end: int | None = None) -> Aggregate:
                 traced_in_watch=g.in_watch,
                 via=g.via,
                 scope=g.scope,
+                generalised=g.generalised,
             )
             for i, g in enumerate(acc.graphs)
         )
@@ -216,6 +225,8 @@ def aggregate(entries: Sequence[Any], log_end: int | None = None) -> Aggregate:
             eager_calls=acc.eager,
             reduce_retracing=info.reduce_retracing,
             input_signature=info.input_signature,
+            wasted_retraces=acc.wasted,
+            hints=tuple((hints or {}).get((info.qualname, info.filename), ())),
         )
         summaries.append(summary)
         suggestion = suggest_fix(summary, acc.reasons, [g.signature for g in acc.graphs])

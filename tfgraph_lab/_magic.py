@@ -89,6 +89,8 @@ class TraceWatchMagics(Magics):
             budget = TraceBudget.parse(args.max_traces)
         except UsageProblem as exc:
             raise UsageError(str(exc)) from None
+        if args.json is not None:
+            args.json = _unquote(args.json)
         if args.variable is not None and not args.variable.isidentifier():
             raise UsageError(f"-v expects a Python variable name, got {args.variable!r}")
         return self._run_watched(cell, args, budget)
@@ -195,6 +197,13 @@ class TraceWatchMagics(Magics):
                 "for a single cell use %%tracewatch"
             )
         return None
+
+
+def _unquote(text: str) -> str:
+    """IPython splits magic lines with ``posix=False``, which keeps quotes: strip one pair."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
 
 
 def _start_live(recorder: Any) -> Any:

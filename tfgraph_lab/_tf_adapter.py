@@ -42,8 +42,10 @@ __all__ = [
     "caller_location",
     "describe_context",
     "describe_function",
+    "graph_fingerprint",
     "handles",
     "is_framework_file",
+    "scalar_captures",
     "signature_of",
     "trace_failed",
 ]
@@ -217,6 +219,9 @@ def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
         if user_fn is not None:
             python_function = user_fn
     target = innermost_python_function(python_function)
+    user_fn = _strategy_clone_target(target)
+    if user_fn is not None:
+        target, via_hint = user_fn, "replica"
     qualname, filename, firstlineno = _code_location(target)
     framework = is_framework_file(filename)
     if qualname.endswith("<lambda>") and "." not in qualname:
@@ -240,6 +245,27 @@ def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
     )
 
 
+def _strategy_clone_target(target: Any) -> Any:
+    """The user's function behind MirroredStrategy's hidden clone of a tf.function.
+
+    ``strategy.run(fn)`` on a tf.function runs ``fn._clone(python_function=wrapped_fn)``, where
+    ``wrapped_fn`` (tensorflow/python/distribute/mirrored_run.py, TF 2.15-2.21) closes over the
+    original Function ``fn``. Without this, the user's replica step would be reported as TF's.
+    """
+    code = getattr(target, "__code__", None)
+    if code is None or code.co_name != "wrapped_fn" or not code.co_filename.endswith("mirrored_run.py"):
+        return None
+    for cell in getattr(target, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        python_function = getattr(value, "python_function", None)
+        if python_function is not None and hasattr(value, "experimental_get_tracing_count"):
+            return innermost_python_function(python_function)
+    return None
+
+
 def _is_tf_data(attributes: Any, python_function: Any) -> bool:
     """tf.data's transformation functions: marked by an attribute, or defined in tf.data's
     ``structured_function.py`` (TF 2.15-2.21 keeps the attribute out of ``Function._attributes``)."""
@@ -260,7 +286,10 @@ def _saved_name(fn: Any) -> str | None:
     import re
 
     for cf in getattr(fn, "concrete_functions", None) or ():
-        match = re.match(r"__inference_(.+)_\d+$", str(getattr(cf, "name", "")))
+        name = getattr(cf, "name", "")
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "replace")
+        match = re.match(r"__inference_(.+?)_\d+$", str(name))
         if match:
             return match.group(1)
     return None
@@ -376,6 +405,17 @@ def find_tracing_options() -> Any:
             return options
         frame = frame.f_back  # type: ignore[assignment]
     return None
+
+
+def error_text(exc: BaseException, limit: int = 300) -> str:
+    """``Type: message`` on one line. TF's "in user code:" errors put the real message last."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    message = lines[-1] if lines else ""
+    name = type(exc).__name__
+    if message.startswith(name + ":"):
+        message = message[len(name) + 1 :].strip()
+    text = f"{name}: {message}" if message else name
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def trace_failed(exc: BaseException) -> bool:
@@ -597,3 +637,64 @@ def _shape_text(shape: Any) -> str:
         return "<unknown>"
     inner = ", ".join(map(_dim_text, dims))
     return f"({inner},)" if len(dims) == 1 else f"({inner})"
+
+
+# --------------------------------------------------------------------- graph contents
+
+
+def graph_fingerprint(cf: Any) -> int | None:
+    """A hash of a concrete function's graph that ignores constant values: the op types in
+    order with their inputs. Two graphs with equal fingerprints differ at most in constants."""
+    try:
+        ops = cf.graph.get_operations()
+        parts = tuple((op.type, tuple(t.op.type for t in op.inputs), len(op.outputs)) for op in ops)
+    except Exception:
+        return None
+    return hash(parts)
+
+
+_CAPTURE_TYPES = (bool, int, float, str)
+
+
+def scalar_captures(fn: Any) -> dict[str, str]:
+    """Python scalars the function body reads from its closure, its globals or ``self``.
+
+    They are baked into the graph at trace time and are not part of the cache key: when one
+    changes later, the graph silently keeps the old value (a stale capture, no retrace).
+    """
+    python_function = getattr(fn, "_python_function", None)
+    target = innermost_python_function(python_function)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return {}
+    out: dict[str, str] = {}
+    closure = getattr(target, "__closure__", None) or ()
+    for name, cell in zip(code.co_freevars, closure):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if type(value) in _CAPTURE_TYPES:
+            out[name] = _value_text(value)
+    module_globals = getattr(target, "__globals__", {})
+    for name in code.co_names:
+        value = module_globals.get(name)
+        if type(value) in _CAPTURE_TYPES:
+            out[name] = _value_text(value)
+    instance = _bound_instance(python_function)
+    if instance is not None:
+        attrs = getattr(instance, "__dict__", {})
+        for name in code.co_names:
+            value = attrs.get(name)
+            if type(value) in _CAPTURE_TYPES:
+                out[f"self.{name}"] = _value_text(value)
+    return out
+
+
+def _bound_instance(python_function: Any) -> Any:
+    wrapped = getattr(python_function, "__wrapped__", None)
+    if isinstance(wrapped, types.MethodType):
+        target = wrapped.__self__
+        weak = getattr(target, "weakrefself_target__", None)
+        return weak() if callable(weak) else None
+    return None

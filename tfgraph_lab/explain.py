@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from .records import ArgLeaf, Reason, Signature
 
-__all__ = ["CODES", "explain_trace", "input_signature_text"]
+__all__ = ["CODES", "explain_failure", "explain_trace", "input_signature_text", "mark_wasted"]
 
 CODES = (
     "first-trace",
@@ -425,3 +425,38 @@ def _spec_for(shapes: Sequence[tuple[int | None, ...] | None], dtype: str | None
         dims.append(first if all(d == first for d in column) else None)
     inner = ", ".join("None" if d is None else str(d) for d in dims)
     return f"tf.TensorSpec([{inner}], {dtype_text})"
+
+
+def mark_wasted(reasons: Sequence[Reason], graph_index: int) -> list[Reason]:
+    """Say that a python-value retrace built a graph identical to a cached one but for constants."""
+    out = []
+    for r in reasons:
+        if r.code == "python-value-changed":
+            r = Reason(
+                r.code,
+                r.argument,
+                r.before,
+                r.after,
+                r.message + f" — a wasted retrace: the new graph is the same as graph #{graph_index} "
+                "except for constants",
+                r.fix,
+            )
+        out.append(r)
+    return out
+
+
+def explain_failure(error: str, qualname: str = "") -> list[Reason]:
+    """Reasons for a trace that failed, from TensorFlow's error text."""
+    name = qualname or "the function"
+    if "singleton tf.Variables" in error or "Creating variables on a non-first call" in error:
+        return [
+            Reason(
+                "variable-creation",
+                message=f"{name} creates a tf.Variable on every trace; TensorFlow allows variables "
+                "only on the first call, so the second trace failed",
+                fix="create the variable once, outside the function — in __init__ of a tf.Module "
+                "or Keras layer (or `if self.v is None:` lazy creation), and only read/assign it "
+                "inside",
+            )
+        ]
+    return []

@@ -30,7 +30,7 @@ from . import _tf_adapter as tfa
 from ._calllog import CallLog
 from .budget import TraceBudget
 from .errors import TraceBudgetExceeded
-from .explain import explain_trace
+from .explain import explain_failure, explain_trace, mark_wasted
 from .records import Reason, Signature
 
 __all__ = ["NOT_RETRACES", "LiveCounters", "TraceRecorder", "is_patched", "watch"]
@@ -69,7 +69,20 @@ class FunctionState:
 class GraphState:
     """One graph (concrete function) of a function object."""
 
-    __slots__ = ("cf_ref", "in_watch", "log_pos", "retrace", "scope", "seq", "signature", "state", "via")
+    __slots__ = (
+        "captures",
+        "cf_ref",
+        "generalised",
+        "in_watch",
+        "log_pos",
+        "retrace",
+        "scope",
+        "seq",
+        "signature",
+        "state",
+        "via",
+        "wasted_of",
+    )
 
     def __init__(
         self, state: FunctionState, signature: Signature, via: str, scope: str, in_watch: bool
@@ -82,7 +95,10 @@ class GraphState:
         self.seq = len(state.graph_list)
         self.cf_ref: Any = None
         self.retrace = False
-        self.log_pos = 0  # length of the shared log when the graph appeared
+        self.log_pos = 0  # logical position in the shared log when the graph appeared
+        self.generalised = False  # reduce_retracing relaxed the call's signature for it
+        self.wasted_of: int | None = None  # same graph as this cached one but for constants
+        self.captures: dict[str, str] = {}  # Python scalars the body read from closure/globals
 
 
 class _Frame:
@@ -257,7 +273,8 @@ class _Hub:
         fn_cls = h.function_class
         self.originals = {"__call__": fn_cls.__dict__["__call__"]}
         try:
-            setattr(fn_cls, "__call__", _make_call_hook(self, self.originals["__call__"]))  # noqa: B010
+            make_hook = _make_call_hook if h.full else _make_count_only_hook
+            setattr(fn_cls, "__call__", make_hook(self, self.originals["__call__"]))  # noqa: B010
             if h.full:
                 gcf = fn_cls.__dict__["_get_concrete_function_garbage_collected"]
                 self.originals["_get_concrete_function_garbage_collected"] = gcf
@@ -394,6 +411,24 @@ class _Hub:
             self._count(record)
             self.log.append(record)
 
+    def _mark_wasted(
+        self, graph: GraphState, earlier: list[GraphState], reasons: list[Reason]
+    ) -> list[Reason]:
+        """A retrace for a new Python value whose graph equals a cached one but for constants
+        (``num_steps=10`` then ``20`` with ``tf.range``) is waste: say so."""
+        cf = graph.cf_ref() if graph.cf_ref is not None else None
+        if cf is None:
+            return reasons
+        mine = tfa.graph_fingerprint(cf)
+        if mine is None:
+            return reasons
+        for other in reversed(earlier):
+            other_cf = other.cf_ref() if other.cf_ref is not None else None
+            if other_cf is not None and tfa.graph_fingerprint(other_cf) == mine:
+                graph.wasted_of = other.seq
+                return mark_wasted(reasons, other.seq)
+        return reasons
+
     def via(self, state: FunctionState, frame_via: str) -> str:
         """How a graph came about: a call, get_concrete_function, tf.data, a SavedModel save."""
         if state.info.via_hint == "tf.data":
@@ -427,7 +462,7 @@ class _Hub:
         if frame.served is not None:
             record.graph = state.graphs.get(frame.served)
         if exc is not None:
-            record.error = f"{type(exc).__name__}: {exc}"[:300]
+            record.error = tfa.error_text(exc)
             assert self.handles is not None
             record.failed_trace = (
                 frame.served is None and not self.handles.run_functions_eagerly() and tfa.trace_failed(exc)
@@ -446,6 +481,12 @@ class _Hub:
             reasons: list[Reason] = []
             for graph in frame.traces:
                 reasons.extend(self.explain(state, graph, call_sig))
+                if call_sig is not None and call_sig.leaves != graph.signature.leaves:
+                    graph.generalised = True
+                if not state.info.framework:
+                    graph.captures = tfa.scalar_captures(fn)
+            if record.failed_trace and record.error:
+                reasons.extend(explain_failure(record.error, state.info.qualname))
             record.reasons = tuple(reasons)
         self._count(record)
         self.log.append(record)
@@ -473,6 +514,8 @@ class _Hub:
         )
         HISTORY.last_graphs[code_key] = ([*other_objects, graph.signature])[-8:]
         graph.retrace = bool(reasons) and reasons[0].code not in NOT_RETRACES
+        if any(r.code == "python-value-changed" for r in reasons):
+            reasons = self._mark_wasted(graph, earlier, reasons)
         return tuple(reasons)
 
 
@@ -511,6 +554,52 @@ def _make_call_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., An
             if len(calllog.entries) >= calllog.fold_at:
                 hub.fold()
         return result
+
+    __call__.__wrapped__ = original  # type: ignore[attr-defined]
+    __call__._tfgraph_lab_hook = True  # type: ignore[attr-defined]
+    return __call__
+
+
+def _make_count_only_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Degraded mode for a TensorFlow whose internals moved: traces are the public
+    ``experimental_get_tracing_count()`` delta of each call (exact for single-threaded code;
+    concurrent callers of one function may see each other's traces). No reasons, no hits."""
+
+    def __call__(fn: Any, *args: Any, **kwds: Any) -> Any:
+        state = hub.state_for(fn)
+        try:
+            before = fn.experimental_get_tracing_count()
+        except Exception:  # noqa: BLE001 - not even the public count: record the call only
+            before = None
+        t0 = _perf()
+        error: BaseException | None = None
+        try:
+            return original(fn, *args, **kwds)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            seconds = _perf() - t0
+            record = CallRecord(state, "call", seconds)
+            if error is not None:
+                record.error = tfa.error_text(error)
+            if before is not None:
+                added = max(0, fn.experimental_get_tracing_count() - before)
+                for _ in range(added):
+                    graph = GraphState(state, Signature((), "(unknown: count-only mode)"), "call", "", True)
+                    graph.log_pos = hub.calllog.position()
+                    state.graph_list.append(graph)
+                    record.traces.append(graph)
+                if added:
+                    record.reasons = (
+                        Reason(
+                            "unexplained",
+                            message="count-only mode: this TensorFlow release is not fully "
+                            "supported, so tfgraph_lab can count traces but not explain them",
+                        ),
+                    )
+            hub._count(record)
+            hub.log.append(record)
 
     __call__.__wrapped__ = original  # type: ignore[attr-defined]
     __call__._tfgraph_lab_hook = True  # type: ignore[attr-defined]
@@ -559,6 +648,32 @@ def _make_call_flat_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..
     return _call_flat
 
 
+def stale_capture_hints(entries: list[LogEntry]) -> dict[tuple[str, str], list[str]]:
+    """Python scalars a traced body read (closure, globals, ``self``) that have changed since:
+    the graph still holds the old value. A hint, never a retrace."""
+    latest: dict[int, GraphState] = {}
+    for entry in entries:
+        if type(entry) is CallRecord:
+            for graph in entry.traces:
+                if graph.captures:
+                    latest[id(entry.state)] = graph
+    hints: dict[tuple[str, str], list[str]] = {}
+    for graph in latest.values():
+        fn = graph.state.ref()
+        if fn is None:
+            continue
+        now = tfa.scalar_captures(fn)
+        for name, old in graph.captures.items():
+            if name in now and now[name] != old:
+                hints.setdefault(graph.state.key, []).append(
+                    f"`{name}` was {old} when {graph.state.info.qualname} was traced and is "
+                    f"{now[name]} now, but the graph still uses {old}: closures, globals and "
+                    f"attributes are not part of the cache key, so this did not retrace. Pass "
+                    f"`{name}` as an argument (a tensor or tf.Variable) if it changes."
+                )
+    return hints
+
+
 def is_patched() -> bool:
     """True while any tfgraph_lab hook is installed in TensorFlow."""
     h = tfa._HANDLES
@@ -583,6 +698,7 @@ class TraceRecorder:
 
     def __init__(self, max_traces: TraceBudget | int | str | None = None) -> None:
         self.budget = TraceBudget.parse(max_traces)
+        self.hints: dict[tuple[str, str], list[str]] = {}
         self._start = 0
         self._start_pos = 0
         self._counters_start = LiveCounters()
@@ -618,6 +734,7 @@ class TraceRecorder:
         try:
             self._end = _HUB.calllog.position()
             self._entries = _HUB.log[self._start :]
+            self.hints = stale_capture_hints(self._entries)
             self._warnings = _HUB.warnings[self._warnings_start :]
         finally:
             self.active = False
@@ -689,9 +806,7 @@ class TraceRecorder:
 
 
 @contextmanager
-def watch(
-    max_traces: TraceBudget | int | str | None = None, live: bool = False
-) -> Iterator[TraceRecorder]:
+def watch(max_traces: TraceBudget | int | str | None = None, live: bool = False) -> Iterator[TraceRecorder]:
     """Watch every tf.function call in the process; ``w.report`` is the TraceReport.
 
     ``max_traces`` is a budget: ``3`` (every function), ``"train_step=1"``, or a mapping/list of

@@ -101,6 +101,7 @@ class GraphSummary:
     traced_in_watch: bool = True
     via: str = "call"
     scope: str = ""
+    generalised: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -108,6 +109,7 @@ class GraphSummary:
             "hits": self.hits,
             "traced_in_watch": self.traced_in_watch,
             "via": self.via,
+            "generalised": self.generalised,
         }
 
 
@@ -131,6 +133,7 @@ class Event:
     graph: int | None = None
     eager: bool = False
     failed_trace: bool = False
+    wasted: bool = False
     error: str | None = None
     caller: str | None = None
     thread: str | None = None
@@ -150,7 +153,7 @@ class Event:
             "graph": self.graph,
             "reasons": [r.to_dict() for r in self.reasons],
         }
-        for key in ("eager", "failed_trace"):
+        for key in ("eager", "failed_trace", "wasted"):
             if getattr(self, key):
                 data[key] = True
         for key in ("error", "caller", "thread", "signature"):
@@ -204,6 +207,8 @@ class FunctionSummary:
     eager_calls: int = 0
     reduce_retracing: bool = False
     input_signature: str | None = None
+    wasted_retraces: int = 0
+    hints: tuple[str, ...] = ()
 
     @property
     def cached_calls(self) -> int:
@@ -235,5 +240,7 @@ class FunctionSummary:
             "eager_calls": self.eager_calls,
             "reduce_retracing": self.reduce_retracing,
             "input_signature": self.input_signature,
+            "wasted_retraces": self.wasted_retraces,
+            "hints": list(self.hints),
             "graphs": [g.to_dict() for g in self.graphs],
         }

@@ -48,7 +48,7 @@ class TraceReport:
     def from_recorder(cls, recorder: TraceRecorder) -> TraceReport:
         from ._aggregate import aggregate
 
-        agg = aggregate(recorder.entries(), recorder.log_end)
+        agg = aggregate(recorder.entries(), recorder.log_end, recorder.hints)
         functions = agg.functions
         budget = recorder.budget.describe() if recorder.budget is not None else None
         return cls(
@@ -249,6 +249,7 @@ def _function_from_dict(data: dict[str, Any]) -> FunctionSummary:
             hits=int(g["hits"]),
             traced_in_watch=bool(g.get("traced_in_watch", True)),
             via=str(g.get("via", "call")),
+            generalised=bool(g.get("generalised", False)),
         )
         for g in data.get("graphs", [])
     )
@@ -270,6 +271,8 @@ def _function_from_dict(data: dict[str, Any]) -> FunctionSummary:
         eager_calls=int(data.get("eager_calls", 0)),
         reduce_retracing=bool(data.get("reduce_retracing", False)),
         input_signature=data.get("input_signature"),
+        wasted_retraces=int(data.get("wasted_retraces", 0)),
+        hints=tuple(data.get("hints", ())),
     )
 
 
@@ -286,6 +289,7 @@ def _event_from_dict(data: dict[str, Any]) -> Event:
         graph=data.get("graph"),
         eager=bool(data.get("eager", False)),
         failed_trace=bool(data.get("failed_trace", False)),
+        wasted=bool(data.get("wasted", False)),
         error=data.get("error"),
         caller=data.get("caller"),
         thread=data.get("thread"),

@@ -49,12 +49,25 @@ def suggest_fix(
     summary: FunctionSummary, reasons: Sequence[Reason], history: Sequence[Signature]
 ) -> str | None:
     """One suggested change for the function's most frequent kind of retrace."""
+    if summary.failed_traces and any(
+        r.code == "variable-creation" and "every trace" in r.message for r in reasons
+    ):
+        short = summary.qualname.rsplit(".", 1)[-1]
+        return (
+            "class Model(tf.Module):\n"
+            "    def __init__(self):\n"
+            "        self.v = tf.Variable(...)   # created once, outside the traced body\n"
+            "    @tf.function\n"
+            f"    def {short}(self, x): ...      # only reads/assigns self.v"
+        )
     counts = Counter(r.code for r in reasons if r.code not in _BENIGN)
     if not counts:
         return None
     code, _ = counts.most_common(1)[0]
     name = summary.qualname
     short = name.rsplit(".", 1)[-1]
+    if short == "<lambda>":
+        short = "f"
     if code in ("shape-changed", "rank-changed"):
         signature = signature_from_history(history)
         if signature is not None:

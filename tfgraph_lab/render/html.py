@@ -153,7 +153,8 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
             f"<tr><td class='tfgl-num'>#{i}</td><td><code>{escape(g.signature or '()')}</code></td>"
             f"<td class='tfgl-num'>{g.hits:,}</td><td class='tfgl-muted'>"
             f"{'' if g.traced_in_watch else 'traced before the watch'}"
-            f"{escape(' via ' + g.via) if g.via not in ('call', 'before') else ''}</td></tr>"
+            f"{escape(' via ' + g.via) if g.via not in ('call', 'before') else ''}"
+            f"{' generalised by reduce_retracing' if g.generalised else ''}</td></tr>"
             for i, g in enumerate(fn.graphs)
         )
         out.append(
@@ -167,6 +168,10 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
         out.append(
             f"<p class='tfgl-muted'>… {len(shown) - MAX_RETRACES_SHOWN} more traces (see the JSON)</p>"
         )
+    for hint in fn.hints:
+        out.append(
+            f"<div class='tfgl-hint tfgl-notice'>hint — stale capture, no retrace: {escape(hint)}</div>"
+        )
     suggestion = report.suggestions.get(f"{fn.qualname}\0{fn.filename}")
     if suggestion:
         out.append(
@@ -178,7 +183,7 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
 
 def _event_html(e: Event, fn: FunctionSummary) -> str:
     label = f"call {e.index}" if e.via == "call" else e.via
-    meta = [f"cost {cost_text(e, fn)}"]
+    meta = [f"cost {cost_text(e, fn)}" + (" — wasted retrace" if e.wasted else "")]
     if e.caller:
         meta.append(f"at {short_path(e.caller)}")
     if e.thread:

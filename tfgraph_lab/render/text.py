@@ -107,6 +107,8 @@ def render_text(report: TraceReport) -> str:
                 note = "" if g.traced_in_watch else "  (traced before the watch)"
                 if g.via not in ("call", "before"):
                     note += f"  (via {g.via})"
+                if g.generalised:
+                    note += "  (generalised by reduce_retracing)"
                 lines.append(f"    #{i}  {g.signature or '()'}  — {plural(g.hits, 'hit')}{note}")
         traced = by_fn.get((fn.qualname, fn.filename), [])
         explained = [
@@ -119,6 +121,8 @@ def render_text(report: TraceReport) -> str:
                 lines += _event_lines(e, fn, said)
             if len(explained) > MAX_RETRACES_SHOWN:
                 lines.append(f"    … {len(explained) - MAX_RETRACES_SHOWN} more (see the JSON)")
+        for hint in fn.hints:
+            lines.append(f"  hint (no retrace, but stale): {hint}")
         suggestion = report.suggestions.get(f"{fn.qualname}\0{fn.filename}")
         if suggestion:
             lines.append("  suggested fix:")
@@ -162,7 +166,7 @@ def _event_lines(e: Event, fn: FunctionSummary, said: set[tuple[str, str]]) -> l
             lines.append(f"        why: {r.message}")
         if r.fix:
             lines.append(f"        fix: {r.fix}")
-    extra = [f"cost {cost_text(e, fn)}"]
+    extra = [f"cost {cost_text(e, fn)}" + (" (wasted)" if e.wasted else "")]
     if e.caller:
         extra.append(f"at {short_path(e.caller)}")
     if e.thread:

@@ -569,7 +569,7 @@ def _make_count_only_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[.
         state = hub.state_for(fn)
         try:
             before = fn.experimental_get_tracing_count()
-        except Exception:  # noqa: BLE001 - not even the public count: record the call only
+        except Exception:
             before = None
         t0 = _perf()
         error: BaseException | None = None

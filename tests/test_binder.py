@@ -338,3 +338,16 @@ def test_pip_dry_run_resolves_binder_requirements(tmp_path: Path) -> None:
     for name, version in binder_pins().items():
         assert resolved.get(name) == version, f"{name}: pinned {version}, resolved {resolved.get(name)}"
     assert "tensorflow-cpu" in resolved and "jupyterlab-widgets" in resolved
+
+
+# --------------------------------------------------------------------------------------------
+# Every lesson renders in app mode
+
+
+@pytest.mark.parametrize("notebook", sorted(p.name for p in (ROOT / "lessons").glob("*.ipynb")))
+def test_lesson_is_valid_nbformat_for_voila(notebook: str) -> None:
+    """Voila validates a notebook before rendering it: one invalid stored output (an
+    execute_result without execution_count) makes ``voila/render/lessons/…`` fail outright."""
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.read(ROOT / "lessons" / notebook, as_version=4)
+    nbformat.validate(nb)

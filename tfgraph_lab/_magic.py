@@ -8,6 +8,8 @@ display / return / store / write the report. Formatting lives in ``render``, dif
 from __future__ import annotations
 
 import ast
+import keyword
+import sys
 import time
 from typing import Any
 
@@ -91,7 +93,9 @@ class TraceWatchMagics(Magics):
             raise UsageError(str(exc)) from None
         if args.json is not None:
             args.json = _unquote(args.json)
-        if args.variable is not None and not args.variable.isidentifier():
+        if args.variable is not None and (
+            not args.variable.isidentifier() or keyword.iskeyword(args.variable)
+        ):
             raise UsageError(f"-v expects a Python variable name, got {args.variable!r}")
         return self._run_watched(cell, args, budget)
 
@@ -143,6 +147,7 @@ class TraceWatchMagics(Magics):
             except TfgraphLabError as exc:
                 if error is None:
                     raise UsageError(str(exc)) from None
+                print(f"tracewatch: {exc}", file=sys.stderr)  # the cell's own error follows
         if error is not None:
             raise error
         recorder.check_budget()
@@ -161,7 +166,9 @@ class TraceWatchMagics(Magics):
         code = shell.compile(tree, filename, "exec")
         exec(code, shell.user_global_ns, shell.user_ns)
         if last_expr is not None:
-            return eval(shell.compile(last_expr, filename, "eval"), shell.user_global_ns, shell.user_ns)
+            value = eval(shell.compile(last_expr, filename, "eval"), shell.user_global_ns, shell.user_ns)
+            # A trailing semicolon hides the value, as in any IPython cell.
+            return None if transformed.rstrip().endswith(";") else value
         return None
 
     def _time_eagerly(self, cell: str) -> float:

@@ -23,12 +23,14 @@ This module imports TensorFlow lazily (on first use) so ``import tfgraph_lab`` s
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import sys
 import sysconfig
 import threading
 import types
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -457,7 +459,11 @@ def describe_context(function_context: Any) -> str:
     ctx = getattr(function_context, "context", None)
     parts: list[str] = []
     parent = getattr(ctx, "parent_graph", None)
-    parts.append("eager" if parent is None else f"inside graph {getattr(parent, 'name', '?')}")
+    if parent is None:
+        parts.append("eager")
+    else:
+        name = getattr(parent, "name", None)
+        parts.append(f"inside graph {name}" if name else "inside a tf.Graph (graph-mode code)")
     devices = getattr(ctx, "device_functions", ()) or ()
     if devices:
         parts.append("device " + ",".join(str(d) for d in devices))
@@ -536,6 +542,27 @@ def _value_text(value: Any) -> str:
     return text
 
 
+_OBJECT_SERIALS: dict[int, tuple[Any, int]] = {}
+_SERIAL_LOCK = threading.Lock()
+_NEXT_SERIAL = itertools.count(1)
+
+
+def _object_label(obj: Any) -> str:
+    """``#3 at 0x7f…``: a serial number tells two objects apart even when the second reuses
+    the address of a garbage-collected first (temporaries passed as arguments)."""
+    with _SERIAL_LOCK:
+        known = _OBJECT_SERIALS.get(id(obj))
+        if known is not None and known[0] is not None and known[0]() is obj:
+            return f"#{known[1]} at {id(obj):#x}"
+        serial = next(_NEXT_SERIAL)
+        try:
+            ref: Any = weakref.ref(obj)
+        except TypeError:  # not weak-referenceable: identity can only be told while alive
+            ref = None
+        _OBJECT_SERIALS[id(obj)] = (ref, serial)
+        return f"#{serial} at {id(obj):#x}"
+
+
 _SCALAR_TYPES = frozenset({"int", "float", "bool", "str", "bytes", "complex", "NoneType"})
 
 
@@ -560,8 +587,10 @@ def _flatten(path: str, tc: Any, out: list[ArgLeaf]) -> None:
         type_name = "float" if type(value).__name__ == "NanMarker" else type(value).__name__
         if type_name in _SCALAR_TYPES:
             out.append(ArgLeaf(path, "python", type_name, value=_value_text(value)))
-        else:  # any other hashable object: keyed by == and hash, usually identity
-            out.append(ArgLeaf(path, "object", type(value).__qualname__, value=f"at {id(value):#x}"))
+        elif type(value).__eq__ is object.__eq__:  # type: ignore[comparison-overlap]  # by identity
+            out.append(ArgLeaf(path, "object", type(value).__qualname__, value=_object_label(value)))
+        else:  # hashable and compared by value (a frozen dataclass, an enum…): show the value
+            out.append(ArgLeaf(path, "object", type(value).__qualname__, value=_value_text(value)))
     elif cls in ("Tuple", "List"):
         items = tc.components if cls == "Tuple" else tc.components_tuple.components
         kind = "tuple" if cls == "Tuple" else "list"
@@ -585,7 +614,7 @@ def _flatten(path: str, tc: Any, out: list[ArgLeaf]) -> None:
         if obj is None:
             out.append(ArgLeaf(path, "object", "<garbage-collected object>", value="collected"))
         else:
-            out.append(ArgLeaf(path, "object", type(obj).__qualname__, value=f"at {id(obj):#x}"))
+            out.append(ArgLeaf(path, "object", type(obj).__qualname__, value=_object_label(obj)))
     elif tc is None:
         out.append(ArgLeaf(path, "other", "None"))
     else:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
+import sys
 
 __all__ = ["fmt_count", "fmt_seconds", "plural", "short_path"]
 
 
 def short_path(path: str) -> str:
-    """A file path as a reader wants it: relative to the working directory when inside it,
-    from the package on for installed code, unchanged otherwise (``<ipython-input-…>``)."""
+    """A file path as a reader wants it: ``In [3]`` for a notebook cell, relative to the
+    working directory when inside it, from the package on for installed code."""
+    cell = _notebook_cell(path.rsplit(":", 1)[0] if ":" in path[2:] else path)
+    if cell is not None:
+        line = path.rsplit(":", 1)[1] if ":" in path[2:] else ""
+        return f"{cell}, line {line}" if line.isdigit() else cell
     if not path or path.startswith("<"):
         return path
     try:
@@ -32,6 +37,20 @@ def fmt_seconds(seconds: float) -> str:
         ms = seconds * 1000
         return f"{ms:.0f} ms" if ms >= 100 else f"{ms:.1f} ms"
     return f"{seconds * 1e6:.0f} µs"
+
+
+def _notebook_cell(filename: str) -> str | None:
+    """``In [3]`` when ``filename`` is a cell IPython compiled (ipykernel names cells
+    ``/tmp/ipykernel_<pid>/<hash>.py``). Looks only if IPython is already imported."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return None
+    try:
+        shell = ipython.get_ipython()
+        number = shell.compile._filename_map.get(filename) if shell is not None else None
+    except Exception:  # an IPython without that map: keep the path
+        return None
+    return None if number is None else f"In [{number}]"
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

@@ -182,7 +182,7 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
 
 
 def _event_html(e: Event, fn: FunctionSummary) -> str:
-    label = f"call {e.index}" if e.via == "call" else e.via
+    label = f"call #{e.index + 1}" if e.via == "call" else e.via
     meta = [f"cost {cost_text(e, fn)}" + (" — wasted retrace" if e.wasted else "")]
     if e.caller:
         meta.append(f"at {short_path(e.caller)}")

@@ -65,6 +65,11 @@ def cost_text(event: Event, fn: FunctionSummary) -> str:
     return text
 
 
+def _fit(name: str, width: int) -> str:
+    """Cut long names from the left: the end (``….one_step_on_data``) tells them apart."""
+    return name if len(name) <= width else "…" + name[-(width - 1) :]
+
+
 def _where(fn: FunctionSummary) -> str:
     where = short_path(fn.filename)
     return f"{where}:{fn.firstlineno}" if fn.firstlineno else where
@@ -78,12 +83,15 @@ def render_text(report: TraceReport) -> str:
         lines.append("no tf.function was called while watching.")
         return "\n".join(lines)
     lines.append("")
-    header = f"{'function':<32} {'calls':>7} {'traces':>6} {'retraces':>8} {'tracing':>9} {'cached call':>11}"
+    width = min(60, max([8, *(len(f.qualname) for f in shown)]))
+    header = (
+        f"{'function':<{width}} {'calls':>7} {'traces':>6} {'retraces':>8} {'tracing':>9} {'cached call':>11}"
+    )
     lines.append(header)
     for fn in shown:
         mean = fn.mean_cached_seconds
         lines.append(
-            f"{fn.qualname[:32]:<32} {fn.calls:>7} {fn.traces:>6} {fn.retraces:>8} "
+            f"{_fit(fn.qualname, width):<{width}} {fn.calls:>7} {fn.traces:>6} {fn.retraces:>8} "
             f"{fmt_seconds(fn.trace_seconds):>9} {(fmt_seconds(mean) if mean else '-'):>11}"
             + ("  [framework]" if fn.framework else "")
         )
@@ -152,7 +160,7 @@ def _ratio_text(graph_s: float, eager_s: float) -> str:
 
 def _event_lines(e: Event, fn: FunctionSummary, said: set[tuple[str, str]]) -> list[str]:
     """Lines for one traced event; why/fix are printed once per (code, argument)."""
-    label = f"    call {e.index}" if e.via == "call" else f"    {e.via}"
+    label = f"    call #{e.index + 1}" if e.via == "call" else f"    {e.via}"
     lines = []
     if e.failed_trace:
         lines.append(f"{label}  trace failed: {e.error}")

@@ -528,7 +528,7 @@ def _make_call_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., An
     log_append = calllog.append
 
     def __call__(fn: Any, *args: Any, **kwds: Any) -> Any:
-        __tracebackhide__ = True  # noqa: F841 - pytest and IPython skip this frame
+        __tracebackhide__ = True  # pytest and IPython skip this frame in tracebacks
         try:
             stack = hub.tls.stack
         except AttributeError:

@@ -1,0 +1,33 @@
+"""The oldest supported TensorFlow (2.15): the core tests, in a second virtual environment.
+
+Runs ``.ci/oldest_tf.sh`` (which builds ``.venv-tf215`` with tensorflow-cpu 2.15 and runs the
+core test files there). Installing TensorFlow takes minutes, so this runs in CI (``CI=true``) or
+when ``TFGL_OLDEST_TF=1``; elsewhere it is skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / ".ci" / "oldest_tf.sh"
+WANTED = os.environ.get("CI") == "true" or os.environ.get("TFGL_OLDEST_TF") == "1"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not WANTED, reason="installs TensorFlow 2.15: set TFGL_OLDEST_TF=1 (CI runs it)")
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="TensorFlow 2.15 has wheels for Python ≤ 3.11 only")
+def test_core_tests_pass_on_the_oldest_supported_tensorflow() -> None:
+    env = dict(os.environ, PYTHON=sys.executable)
+    proc = subprocess.run(
+        ["bash", str(SCRIPT)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=2400
+    )
+    tail = (proc.stdout + proc.stderr)[-6000:]
+    assert proc.returncode == 0, tail
+    assert "TensorFlow 2.15." in proc.stdout, tail
+    assert " passed" in proc.stdout and " failed" not in proc.stdout, tail

@@ -37,23 +37,15 @@ START = ROOT / "binder" / "start"
 ARTIFACTS = ROOT / "artifacts"
 APP = "labs_app.ipynb"
 IN_CI = os.environ.get("CI", "").lower() == "true"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]  # fmt: skip
 TIMINGS: dict[str, Any] = {}
-
-
-def _missing(reason: str) -> None:
-    if IN_CI:
-        pytest.fail(f"{reason} (CI=true: the browser tests must run)")
-    pytest.skip(reason)
 
 
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
 
 
 def _rss_mb(pid: int) -> float:
@@ -137,26 +129,10 @@ def _start(cmd: list[str], base: Path, cwd: Path, port: int, token: str, lab: bo
     return Server(proc, f"http://127.0.0.1:{port}", token, started, log)
 
 
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    path = os.environ.get("TFGL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    if not os.path.exists(path):
-        _missing("Chromium not found: apt-get install chromium fonts-liberation")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("playwright is not installed: pip install playwright (never `playwright install`)")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 @pytest.fixture
-def tab(chromium: Any) -> Iterator[Any]:
-    context = chromium.new_context(viewport={"width": 1400, "height": 1400})
+def tab(browser: Any) -> Iterator[Any]:
+    """A page of the one Chromium that tests/browser/conftest.py starts for this folder."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1400})
     page = context.new_page()
     try:
         yield page

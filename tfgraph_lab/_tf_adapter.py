@@ -676,7 +676,20 @@ def graph_fingerprint(cf: Any) -> int | None:
     order with their inputs. Two graphs with equal fingerprints differ at most in constants."""
     try:
         ops = cf.graph.get_operations()
-        parts = tuple((op.type, tuple(t.op.type for t in op.inputs), len(op.outputs)) for op in ops)
+        parts = tuple(
+            (
+                op.type,
+                tuple(t.op.type for t in op.inputs),
+                # output dtypes, and the shapes of the inputs (placeholders): inputs of another
+                # shape are not "the same graph". Const values, and the static shapes inferred
+                # from them (tf.range(10) vs tf.range(20)), are left out on purpose.
+                tuple(
+                    (t.dtype.name, str(t.shape) if op.type == "Placeholder" else "")
+                    for t in op.outputs
+                ),
+            )
+            for op in ops
+        )
     except Exception:
         return None
     return hash(parts)

@@ -48,7 +48,7 @@ def _is_top(path: str) -> bool:
 def suggest_fix(
     summary: FunctionSummary, reasons: Sequence[Reason], history: Sequence[Signature]
 ) -> str | None:
-    """One suggested change for the function's most frequent kind of retrace."""
+    """The change that stops the function's most frequent kinds of retrace (at most two)."""
     if summary.failed_traces and any(
         r.code == "variable-creation" and "every trace" in r.message for r in reasons
     ):
@@ -63,7 +63,14 @@ def suggest_fix(
     counts = Counter(r.code for r in reasons if r.code not in _BENIGN)
     if not counts:
         return None
-    code, _ = counts.most_common(1)[0]
+    # Up to two kinds of retrace, most frequent first (e.g. a Python lr *and* the last batch).
+    parts = [_suggest_for(code, summary, reasons, history) for code, _ in counts.most_common(2)]
+    return "\n".join(dict.fromkeys(p for p in parts if p)) or None
+
+
+def _suggest_for(
+    code: str, summary: FunctionSummary, reasons: Sequence[Reason], history: Sequence[Signature]
+) -> str | None:
     name = summary.qualname
     short = name.rsplit(".", 1)[-1]
     if short == "<lambda>":

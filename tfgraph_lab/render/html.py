@@ -33,8 +33,12 @@ _CSS = """
 .tfgl-summary{color:#57606a;margin-bottom:6px}
 .tfgl-notice{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:6px 10px;margin:6px 0}
 .tfgl-report table{border-collapse:collapse;margin:4px 0}
-.tfgl-report th,.tfgl-report td{padding:3px 10px;border-bottom:1px solid #d8dee4;text-align:left;vertical-align:top}
-.tfgl-report td.tfgl-num,.tfgl-report th.tfgl-num{text-align:right;font-variant-numeric:tabular-nums}
+/* Doubled class: beats JupyterLab 4's `:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td`
+   (specificity 0,2,1), which right-aligns every cell of rich output. */
+.tfgl-report.tfgl-report table th,.tfgl-report.tfgl-report table td{padding:3px 10px;border-bottom:1px solid #d8dee4;
+ text-align:left;vertical-align:top;background:none}
+.tfgl-report.tfgl-report table td.tfgl-num,.tfgl-report.tfgl-report table th.tfgl-num{text-align:right;
+ font-variant-numeric:tabular-nums}
 .tfgl-retraced{color:#bc4c00;font-weight:600}
 .tfgl-function{border-left:3px solid #d0d7de;padding:2px 0 2px 10px;margin:10px 0}
 .tfgl-function.tfgl-has-retraces{border-left-color:#fb8f44}
@@ -162,8 +166,9 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
             f"<th class='tfgl-num'>hits</th><th></th></tr>{rows}</table>"
         )
     shown = [e for e in events if any(r.code != "first-trace" for r in e.reasons) or e.failed_trace]
+    said: set[tuple[str, str]] = set()
     for e in shown[:MAX_RETRACES_SHOWN]:
-        out.append(_event_html(e, fn))
+        out.append(_event_html(e, fn, said))
     if len(shown) > MAX_RETRACES_SHOWN:
         out.append(
             f"<p class='tfgl-muted'>… {len(shown) - MAX_RETRACES_SHOWN} more traces (see the JSON)</p>"
@@ -181,7 +186,8 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
     return "".join(out)
 
 
-def _event_html(e: Event, fn: FunctionSummary) -> str:
+def _event_html(e: Event, fn: FunctionSummary, said: set[tuple[str, str]]) -> str:
+    """One traced call; the message and fix of a (code, argument) pair are shown once."""
     label = f"call #{e.index + 1}" if e.via == "call" else e.via
     meta = [f"cost {cost_text(e, fn)}" + (" — wasted retrace" if e.wasted else "")]
     if e.caller:
@@ -200,11 +206,14 @@ def _event_html(e: Event, fn: FunctionSummary) -> str:
             if r.argument
             else ""
         )
-        fix = f"<div class='tfgl-fix'>fix: {escape(r.fix)}</div>" if r.fix else ""
+        first = (r.code, r.argument) not in said
+        said.add((r.code, r.argument))
+        fix = f"<div class='tfgl-fix'>fix: {escape(r.fix)}</div>" if r.fix and first else ""
+        why = f"<div>{escape(r.message)}</div>" if first else ""
         blocks.append(
             f"<div class='tfgl-reason tfgl-reason-{escape(r.code, quote=True)}'>"
             f"<span class='tfgl-muted'>{escape(label)}</span> <span class='tfgl-code'>{escape(r.code)}</span>{change}"
-            f"<div>{escape(r.message)}</div>{fix}</div>"
+            f"{why}{fix}</div>"
         )
     blocks.append(f"<div class='tfgl-muted'>{escape(' · '.join(meta))}</div>")
     return "".join(blocks)

@@ -55,38 +55,43 @@ def time_calls(fn: object, args: tuple[object, ...], calls: int) -> float:
 
 
 def measure(name: str, make: object, rounds: int, calls: int) -> float:
+    """Median time per cached call of many short batches, watched and unwatched, interleaved
+    A-B-B-A so order and drift cancel; the noise floor compares two halves of the unwatched
+    batches the same way."""
     fn, args = make()  # type: ignore[operator]
-    for _ in range(20):
+    for _ in range(50):
         fn(*args)  # warm: trace and settle
-    ratios, plain_times = [], []
+    plain: list[float] = []
+    watched: list[float] = []
+    recorder = tfgraph_lab.TraceRecorder()
     for i in range(rounds):
-        # alternate which side goes first, so drift does not favour one side
-        if i % 2:
-            plain = time_calls(fn, args, calls)
-            with tfgraph_lab.watch():
-                watched = time_calls(fn, args, calls)
-        else:
-            with tfgraph_lab.watch():
-                watched = time_calls(fn, args, calls)
-            plain = time_calls(fn, args, calls)
-        ratios.append(watched / plain)
-        plain_times.append(plain)
-    median = statistics.median(ratios)
+        order = (False, True, True, False) if i % 2 else (True, False, False, True)
+        for watch_it in order:
+            if watch_it:
+                recorder.start()
+                watched.append(time_calls(fn, args, calls))
+                recorder.stop()
+                recorder = tfgraph_lab.TraceRecorder()
+            else:
+                plain.append(time_calls(fn, args, calls))
+    ratio = statistics.median(watched) / statistics.median(plain)
+    floor = statistics.median(plain[0::2]) / statistics.median(plain[1::2])
     print(
-        f"{name:<22} cached call {statistics.median(plain_times) * 1e6:7.1f} µs unwatched · "
-        f"median ratio watched/unwatched {median:.3f} (rounds={rounds}, calls/round={calls})"
+        f"{name:<22} cached call {statistics.median(plain) * 1e6:7.1f} µs unwatched, "
+        f"{statistics.median(watched) * 1e6:7.1f} µs watched · ratio watched/unwatched {ratio:.3f} "
+        f"· noise floor {floor:.3f} (batches={2 * rounds} each, calls/batch={calls})"
     )
-    return median
+    return ratio
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=30)
-    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=150)
+    parser.add_argument("--calls", type=int, default=50)
     args = parser.parse_args()
     print(f"TensorFlow {tf.__version__}")
     measure("trivial tf.function", trivial, args.rounds, args.calls)
-    measure("keras train step", keras_train_step, args.rounds, max(50, args.calls // 3))
+    measure("keras train step", keras_train_step, args.rounds, args.calls)
 
 
 if __name__ == "__main__":

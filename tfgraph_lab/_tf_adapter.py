@@ -23,6 +23,7 @@ This module imports TensorFlow lazily (on first use) so ``import tfgraph_lab`` s
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -377,9 +378,14 @@ _OWN_MACHINERY = tuple(
 ) + (_PACKAGE_DIR + "widgets" + os.sep,)
 
 
+@functools.lru_cache(maxsize=1)
+def _stdlib_dir() -> str:
+    return sysconfig.get_paths().get("stdlib", "") + os.sep
+
+
 def caller_location() -> str | None:
     """``file:line`` of the innermost frame outside TF, Keras, tfgraph_lab and the stdlib."""
-    stdlib = sysconfig.get_paths().get("stdlib", "") + os.sep
+    stdlib = _stdlib_dir()
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
@@ -683,10 +689,7 @@ def graph_fingerprint(cf: Any) -> int | None:
                 # output dtypes, and the shapes of the inputs (placeholders): inputs of another
                 # shape are not "the same graph". Const values, and the static shapes inferred
                 # from them (tf.range(10) vs tf.range(20)), are left out on purpose.
-                tuple(
-                    (t.dtype.name, str(t.shape) if op.type == "Placeholder" else "")
-                    for t in op.outputs
-                ),
+                tuple((t.dtype.name, str(t.shape) if op.type == "Placeholder" else "") for t in op.outputs),
             )
             for op in ops
         )

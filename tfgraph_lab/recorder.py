@@ -18,6 +18,7 @@ function. Imports TensorFlow only through :mod:`tfgraph_lab._tf_adapter`; never 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 import weakref
@@ -108,7 +109,10 @@ class _Frame:
         self.state = state
         self.via = via
         self.served: int | None = None
-        self.traces: list[GraphState] = []
+        self.traces: list[GraphState] = _NO_TRACES  # a list is made on the first trace only
+
+
+_NO_TRACES: list[GraphState] = []  # shared and never appended to (see _on_concrete_function)
 
 
 class CallRecord:
@@ -185,8 +189,13 @@ class _History:
         self.last_graphs: dict[tuple[str, str, int], list[Signature]] = {}
 
     def code_key(self, info: tfa.FunctionInfo) -> tuple[str, str, int]:
-        return (info.filename, info.qualname, info.firstlineno)
+        # Terminal IPython names a cell "<ipython-input-12-3f2a…>": the execution count changes
+        # when the cell is re-run, the hash of its text does not (ipykernel uses the hash only).
+        filename = _IPYTHON_INPUT.sub("<ipython-input-", info.filename)
+        return (filename, info.qualname, info.firstlineno)
 
+
+_IPYTHON_INPUT = re.compile(r"^<ipython-input-\d+-")
 
 HISTORY = _History()
 
@@ -401,6 +410,8 @@ class _Hub:
         state.traced = True
         self._add_graph(state, graph, cf)
         if frame is not None:
+            if frame.traces is _NO_TRACES:
+                frame.traces = []
             frame.traces.append(graph)
             frame.served = None
         else:
@@ -458,7 +469,7 @@ class _Hub:
         """The slow path: a call that traced, raised, or ran no graph."""
         state = frame.state
         record = CallRecord(state, self.via(state, frame.via), seconds)
-        record.traces = frame.traces
+        record.traces = list(frame.traces)
         if frame.served is not None:
             record.graph = state.graphs.get(frame.served)
         if exc is not None:

@@ -12,9 +12,9 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).parent))
-from lessons_a import LESSONS_A  # noqa: E402
-from lessons_b import LESSONS_B  # noqa: E402
-from nbtools import clean, execute, notebook  # noqa: E402
+from lessons_a import LESSONS_A
+from lessons_b import LESSONS_B
+from nbtools import clean, execute, notebook
 
 LESSONS = {**LESSONS_A, **LESSONS_B}
 HERE = Path(__file__).resolve().parent.parent

@@ -99,4 +99,7 @@ def test_demo_shows_trap_and_cure(tmp_path: Path) -> None:
     assert "THE TRAP" in proc.stdout and "THE CURE" in proc.stdout
     trap = json.loads(out.read_text())
     (fn,) = [f for f in trap["functions"] if f["qualname"].endswith("train_step")]
-    assert fn["traces"] == 10  # (4 learning rates + 1 eval flag) x (full + last partial batch)
+    from tfgraph_lab.demo import EPOCHS
+
+    # (one learning rate per epoch + the eval flag) x (full batch + last partial batch)
+    assert fn["traces"] == (EPOCHS + 1) * 2

@@ -18,8 +18,8 @@ from .render.format import fmt_seconds
 
 __all__ = ["EPOCHS", "cure", "run_demo", "trap"]
 
-EPOCHS = 4
-SAMPLES = 100  # batches of 32 leave a last batch of 4
+EPOCHS = 10
+SAMPLES = 200  # batches of 32 leave a last batch of 8
 BATCH = 32
 FEATURES = 8
 
@@ -129,7 +129,8 @@ def run_demo(out: TextIO = sys.stdout) -> tuple[Any, Any]:
     print(
         f"trap: {slow.traces} traces, tracing {fmt_seconds(slow.trace_seconds)}, "
         f"loop {fmt_seconds(t1 - t0)}  |  cure: {fast.traces} trace(s), tracing "
-        f"{fmt_seconds(fast.trace_seconds)}, loop {fmt_seconds(t2 - t1)}",
+        f"{fmt_seconds(fast.trace_seconds)}, loop {fmt_seconds(t2 - t1)}  |  "
+        f"the cure ran {(t1 - t0) / (t2 - t1):.1f}× as fast (measured now, side by side)",
         file=out,
     )
     print(

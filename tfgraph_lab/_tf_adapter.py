@@ -373,9 +373,7 @@ def is_framework_file(filename: str) -> bool:
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # Our own machinery; the demo module is user-like code and stays visible.
-_OWN_MACHINERY = tuple(
-    _PACKAGE_DIR + name for name in ("recorder.py", "_tf_adapter.py", "_magic.py", "cli.py", "monitor.py")
-) + (_PACKAGE_DIR + "widgets" + os.sep,)
+_DEMO = _PACKAGE_DIR + "demo.py"  # the built-in demo plays the user: its lines are shown
 
 
 @functools.lru_cache(maxsize=1)
@@ -391,7 +389,7 @@ def caller_location() -> str | None:
         filename = frame.f_code.co_filename
         if (
             not is_framework_file(filename)
-            and not filename.startswith(_OWN_MACHINERY)
+            and (not filename.startswith(_PACKAGE_DIR) or filename == _DEMO)
             and not (stdlib != os.sep and filename.startswith(stdlib))
         ):
             return f"{filename}:{frame.f_lineno}"

@@ -24,19 +24,17 @@ This module imports TensorFlow lazily (on first use) so ``import tfgraph_lab`` s
 from __future__ import annotations
 
 import functools
-import itertools
-import math
 import os
 import sys
 import sysconfig
 import threading
 import types
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .records import ArgLeaf, Signature
+from ._tf_signatures import _signature_text, _value_text, signature_of
+from .records import Signature
 
 __all__ = [
     "FunctionInfo",
@@ -54,7 +52,6 @@ __all__ = [
 ]
 
 MIN_SUPPORTED = (2, 15)
-MAX_VALUE_CHARS = 60
 
 
 @dataclass(frozen=True)
@@ -312,34 +309,6 @@ def _tf_data_user_function() -> Any:
     return None
 
 
-def _signature_text(signature: Any) -> str | None:
-    if signature is None:
-        return None
-    try:
-        parts = [_spec_text(spec) for spec in signature]
-    except TypeError:
-        return _clean_repr(signature)
-    return "[" + ", ".join(parts) + "]"
-
-
-def _spec_text(spec: Any) -> str:
-    shape = getattr(spec, "shape", None)
-    dtype = getattr(spec, "dtype", None)
-    if shape is not None and dtype is not None and type(spec).__name__ == "TensorSpec":
-        dims = _shape_tuple(shape)
-        dims_text = "None" if dims is None else "[" + ", ".join(map(_dim_text, dims)) + "]"
-        return f"tf.TensorSpec({dims_text}, tf.{dtype.name})"
-    return _clean_repr(spec)
-
-
-def _dim_text(d: int | None) -> str:
-    return "None" if d is None else str(d)
-
-
-def _clean_repr(obj: Any) -> str:
-    return repr(obj).replace(", name=None", "")
-
-
 # ---------------------------------------------------------------------- framework files
 
 
@@ -491,21 +460,6 @@ def in_save_context() -> bool:
     return bool(save_context.in_save_context())
 
 
-# ------------------------------------------------------------------------- signatures
-
-
-def signature_of(function_type: Any, context: str = "") -> Signature:
-    """Flatten a TF ``FunctionType`` (of a graph or a call) into plain leaves and text."""
-    leaves: list[ArgLeaf] = []
-    texts: list[str] = []
-    parameters = getattr(function_type, "parameters", None) or {}
-    for name, parameter in parameters.items():
-        constraint = getattr(parameter, "type_constraint", None)
-        _flatten(str(name), constraint, leaves)
-        texts.append(f"{name}: {_type_text(constraint)}")
-    return Signature(leaves=tuple(leaves), text=", ".join(texts), context=context)
-
-
 def call_signature(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Signature | None:
     """The signature TF looked the call up with (before any ``reduce_retracing`` relaxation).
 
@@ -525,151 +479,6 @@ def call_signature(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Si
     except Exception:
         return None
     return signature_of(lookup_type)
-
-
-def _shape_tuple(shape: Any) -> tuple[int | None, ...] | None:
-    try:
-        dims = shape.as_list()
-    except (ValueError, AttributeError):
-        return None
-    return tuple(None if d is None else int(d) for d in dims)
-
-
-def _value_text(value: Any) -> str:
-    if isinstance(value, float) and math.isnan(value):
-        return "nan"
-    if type(value).__name__ == "NanMarker" or value is getattr(value, "NanMarker", None):
-        return "nan"
-    text = repr(value)
-    if len(text) > MAX_VALUE_CHARS:
-        text = text[: MAX_VALUE_CHARS - 1] + "…"
-    return text
-
-
-_OBJECT_SERIALS: dict[int, tuple[Any, int]] = {}
-_SERIAL_LOCK = threading.Lock()
-_NEXT_SERIAL = itertools.count(1)
-
-
-def _object_label(obj: Any) -> str:
-    """``#3 at 0x7f…``: a serial number tells two objects apart even when the second reuses
-    the address of a garbage-collected first (temporaries passed as arguments)."""
-    with _SERIAL_LOCK:
-        known = _OBJECT_SERIALS.get(id(obj))
-        if known is not None and known[0] is not None and known[0]() is obj:
-            return f"#{known[1]} at {id(obj):#x}"
-        serial = next(_NEXT_SERIAL)
-        try:
-            ref: Any = weakref.ref(obj)
-        except TypeError:  # not weak-referenceable: identity can only be told while alive
-            ref = None
-        _OBJECT_SERIALS[id(obj)] = (ref, serial)
-        return f"#{serial} at {id(obj):#x}"
-
-
-_SCALAR_TYPES = frozenset({"int", "float", "bool", "str", "bytes", "complex", "NoneType"})
-
-
-def _flatten(path: str, tc: Any, out: list[ArgLeaf]) -> None:
-    cls = type(tc).__name__
-    if cls in ("TensorSpec", "BoundedTensorSpec"):
-        out.append(ArgLeaf(path, "tensor", "Tensor", tc.dtype.name, _shape_tuple(tc.shape)))
-    elif cls == "VariableSpec":
-        alias = getattr(tc, "alias_id", None)
-        out.append(
-            ArgLeaf(
-                path,
-                "variable",
-                "Variable",
-                tc.dtype.name,
-                _shape_tuple(tc.shape),
-                None if alias is None else f"alias {alias}",
-            )
-        )
-    elif cls == "Literal":
-        value = tc.value
-        type_name = "float" if type(value).__name__ == "NanMarker" else type(value).__name__
-        if type_name in _SCALAR_TYPES:
-            out.append(ArgLeaf(path, "python", type_name, value=_value_text(value)))
-        elif type(value).__eq__ is object.__eq__:  # type: ignore[comparison-overlap]  # by identity
-            out.append(ArgLeaf(path, "object", type(value).__qualname__, value=_object_label(value)))
-        else:  # hashable and compared by value (a frozen dataclass, an enum…): show the value
-            out.append(ArgLeaf(path, "object", type(value).__qualname__, value=_value_text(value)))
-    elif cls in ("Tuple", "List"):
-        items = tc.components if cls == "Tuple" else tc.components_tuple.components
-        kind = "tuple" if cls == "Tuple" else "list"
-        out.append(ArgLeaf(path, "container", kind, value=f"of length {len(items)}"))
-        for i, item in enumerate(items):
-            _flatten(f"{path}[{i}]", item, out)
-    elif cls in ("NamedTuple", "Attrs"):
-        named = tc if cls == "NamedTuple" else tc.named_attributes
-        names = tuple(named.attribute_names)
-        out.append(ArgLeaf(path, "container", str(named.type_name), value=f"fields {list(names)}"))
-        for name, item in zip(names, named.attributes.components):
-            _flatten(f"{path}.{name}", item, out)
-    elif cls == "Dict":
-        keys = list(tc.mapping.keys())
-        shown = sorted(keys, key=repr)
-        out.append(ArgLeaf(path, "container", "dict", value=f"keys {shown!r}"))
-        for key in shown:
-            _flatten(f"{path}[{key!r}]", tc.mapping[key], out)
-    elif cls == "Weakref":
-        obj = tc._ref()
-        if obj is None:
-            out.append(ArgLeaf(path, "object", "<garbage-collected object>", value="collected"))
-        else:
-            out.append(ArgLeaf(path, "object", type(obj).__qualname__, value=_object_label(obj)))
-    elif tc is None:
-        out.append(ArgLeaf(path, "other", "None"))
-    else:
-        out.append(ArgLeaf(path, "composite", _composite_name(tc), value=_clean_repr(tc)))
-
-
-def _composite_name(tc: Any) -> str:
-    name = type(tc).__name__
-    return {
-        "RaggedTensorSpec": "RaggedTensor",
-        "SparseTensorSpec": "SparseTensor",
-        "DatasetSpec": "Dataset",
-        "IteratorSpec": "Iterator",
-        "OwnedIteratorSpec": "Iterator",
-    }.get(name, name)
-
-
-def _type_text(tc: Any) -> str:
-    cls = type(tc).__name__
-    if cls in ("TensorSpec", "BoundedTensorSpec"):
-        return f"TensorSpec(shape={_shape_text(tc.shape)}, dtype=tf.{tc.dtype.name})"
-    if cls == "Literal":
-        return _value_text(tc.value)
-    if cls == "Tuple":
-        inner = ", ".join(_type_text(c) for c in tc.components)
-        return f"({inner},)" if len(tc.components) == 1 else f"({inner})"
-    if cls == "List":
-        return "[" + ", ".join(_type_text(c) for c in tc.components_tuple.components) + "]"
-    if cls in ("NamedTuple", "Attrs"):
-        named = tc if cls == "NamedTuple" else tc.named_attributes
-        inner = ", ".join(
-            f"{n}={_type_text(c)}" for n, c in zip(named.attribute_names, named.attributes.components)
-        )
-        return f"{named.type_name}({inner})"
-    if cls == "Dict":
-        inner = ", ".join(f"{k!r}: {_type_text(tc.mapping[k])}" for k in sorted(tc.mapping, key=repr))
-        return "{" + inner + "}"
-    if cls == "Weakref":
-        obj = tc._ref()
-        return "<collected>" if obj is None else f"<{type(obj).__qualname__} object>"
-    if cls == "VariableSpec":
-        return f"VariableSpec(shape={_shape_text(tc.shape)}, dtype=tf.{tc.dtype.name})"
-    return _clean_repr(tc)
-
-
-def _shape_text(shape: Any) -> str:
-    dims = _shape_tuple(shape)
-    if dims is None:
-        return "<unknown>"
-    inner = ", ".join(map(_dim_text, dims))
-    return f"({inner},)" if len(dims) == 1 else f"({inner})"
 
 
 # --------------------------------------------------------------------- graph contents

@@ -55,6 +55,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+KERNEL_IDLE = (
+    "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+    " const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;"
+    " return k && k.status === 'idle'; }"
+)
+
+
 @dataclass
 class LabServer:
     url: str
@@ -65,6 +72,11 @@ class LabServer:
         if app == "voila":
             return f"{self.url}/voila/render/{name}?token={self.token}"
         return f"{self.url}/lab/tree/{name}?token={self.token}"
+
+    def open_notebook(self, page: Any, name: str, timeout_ms: float = 60_000) -> None:
+        """Open ``name`` in JupyterLab and wait until its kernel is idle."""
+        page.goto(self.notebook_url(name))
+        page.wait_for_function(KERNEL_IDLE, timeout=timeout_ms)
 
     def write_notebook(self, name: str, cells: list[str]) -> None:
         import nbformat

@@ -46,8 +46,6 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-
-
 def _rss_mb(pid: int) -> float:
     """Resident memory of one process, from /proc (Linux)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():

@@ -40,13 +40,7 @@ CLICK_TO_DOM = """([button, selector]) => new Promise((resolve) => {
 
 
 def _open_and_run(page: Any, server: Any, name: str) -> None:
-    page.goto(server.notebook_url(name))
-    page.wait_for_function(
-        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-        " const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;"
-        " return k && k.status === 'idle'; }",
-        timeout=60_000,
-    )
+    server.open_notebook(page, name)
     page.evaluate(
         "async () => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = 0;"
         " await window.jupyterapp.commands.execute('notebook:run-cell'); }"

@@ -45,13 +45,7 @@ for epoch in range(3):
 
 
 def _run_all(page: Any, server: Any, name: str) -> None:
-    page.goto(server.notebook_url(name))
-    page.wait_for_function(
-        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-        " const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;"
-        " return k && k.status === 'idle'; }",
-        timeout=60_000,
-    )
+    server.open_notebook(page, name)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
 

@@ -411,9 +411,9 @@ class _Hub:
         if state is None:
             with self.lock:
                 state = self._register_orphan(options)
-        scope = "variable-creation" if "NO_VARIABLE" not in str(options.scope_type) else ""
-        if "VARIABLE" not in str(options.scope_type):
-            scope = ""
+        # ScopeType.VARIABLE_CREATION (first call may create variables) vs NO_VARIABLE_CREATION
+        scope_name = str(options.scope_type)
+        scope = "variable-creation" if scope_name.endswith(".VARIABLE_CREATION") else ""
         context = tfa.current_context(options.scope_type)
         via = self.via(state, frame.via if frame is not None else "trace")
         graph = GraphState(state, tfa.signature_of(cf.function_type, context), via, scope, True)

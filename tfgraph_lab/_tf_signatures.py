@@ -16,7 +16,7 @@ import threading
 import weakref
 from typing import Any
 
-from .records import ArgLeaf, Signature
+from .records import ArgLeaf, Signature, format_shape
 
 __all__ = ["signature_of"]
 
@@ -85,6 +85,7 @@ def _value_text(value: Any) -> str:
 _OBJECT_SERIALS: dict[int, tuple[Any, int]] = {}
 _SERIAL_LOCK = threading.Lock()
 _NEXT_SERIAL = itertools.count(1)
+_MAX_SERIALS = 10_000
 
 
 def _object_label(obj: Any) -> str:
@@ -99,6 +100,9 @@ def _object_label(obj: Any) -> str:
             ref: Any = weakref.ref(obj)
         except TypeError:  # not weak-referenceable: identity can only be told while alive
             ref = None
+        if len(_OBJECT_SERIALS) >= _MAX_SERIALS:  # a process passing new objects forever
+            for key in [k for k, (r, _) in _OBJECT_SERIALS.items() if r is None or r() is None]:
+                del _OBJECT_SERIALS[key]
         _OBJECT_SERIALS[id(obj)] = (ref, serial)
         return f"#{serial} at {id(obj):#x}"
 
@@ -201,8 +205,4 @@ def _type_text(tc: Any) -> str:
 
 
 def _shape_text(shape: Any) -> str:
-    dims = _shape_tuple(shape)
-    if dims is None:
-        return "<unknown>"
-    inner = ", ".join(map(_dim_text, dims))
-    return f"({inner},)" if len(dims) == 1 else f"({inner})"
+    return format_shape(_shape_tuple(shape))

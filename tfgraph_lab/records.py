@@ -17,7 +17,16 @@ __all__ = [
     "GraphSummary",
     "Reason",
     "Signature",
+    "format_shape",
 ]
+
+
+def format_shape(dims: tuple[int | None, ...] | None) -> str:
+    """``(32, 128)``, ``(None,)``, ``()`` or ``<unknown>`` (unknown rank), as TensorFlow prints."""
+    if dims is None:
+        return "<unknown>"
+    inner = ", ".join("None" if d is None else str(d) for d in dims)
+    return f"({inner},)" if len(dims) == 1 else f"({inner})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +49,7 @@ class ArgLeaf:
     @property
     def shape_text(self) -> str:
         """The shape as TensorFlow prints it: ``(32, 128)``, ``(None, 128)``, ``<unknown>``."""
-        if self.shape is None:
-            return "<unknown>"
-        inner = ", ".join("None" if d is None else str(d) for d in self.shape)
-        return f"({inner},)" if len(self.shape) == 1 else f"({inner})"
+        return format_shape(self.shape)
 
     def describe(self) -> str:
         """A short human description of this leaf's type, used for before/after texts."""

@@ -1,16 +1,29 @@
 """Cached-call overhead of watching: watched vs unwatched, alternated in one process.
 
-Prints the median ratio (watched / unwatched) of the time per cached call, for a trivial
-tf.function and for a small Keras train step. Rounds alternate so machine noise hits both
-sides alike. Run: ``python benchmarks/overhead.py [--rounds 30] [--calls 300]``.
+For a trivial tf.function and for a small Keras train step, prints the median time of one cached
+call watched and unwatched and their ratio, with a 95% interval and the noise floor (the same
+ratio between two halves of the unwatched samples). Also prints what the hooks cost per call
+around a no-op, which is what the ratio should be made of.
+
+How it measures, because a cached call on a shared 2-core machine varies by ±30% from call to
+call: every call is timed on its own and the ratio is of medians over thousands of calls; the
+watched and unwatched batches alternate A-B-B-A so a drift of the machine hits both alike; each
+batch starts with a few untimed calls, because installing or removing the hooks (a class
+attribute) makes Python 3.11 re-specialise TensorFlow's call path, a one-off cost per switch
+that a real watch pays once, not per call. The interval is a bootstrap over batch pairs.
+
+Run: ``python benchmarks/overhead.py [--rounds 300] [--calls 50]`` (about 2 minutes).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import time
+import timeit
+from collections.abc import Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
@@ -19,8 +32,12 @@ import tensorflow as tf
 
 import tfgraph_lab
 
+SETTLE = 20  # untimed calls after each switch (Python 3.11 re-specialises within a few calls)
 
-def trivial() -> tuple[object, tuple[object, ...]]:
+Workload = tuple[Callable[..., object], tuple[object, ...]]
+
+
+def trivial() -> Workload:
     @tf.function
     def add_one(x):
         return x + 1
@@ -28,7 +45,7 @@ def trivial() -> tuple[object, tuple[object, ...]]:
     return add_one, (tf.constant(1.0),)
 
 
-def keras_train_step() -> tuple[object, tuple[object, ...]]:
+def keras_train_step() -> Workload:
     model = tf.keras.Sequential(
         [tf.keras.Input((32,)), tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(1)]
     )
@@ -47,51 +64,119 @@ def keras_train_step() -> tuple[object, tuple[object, ...]]:
     return train_step, (x, y)
 
 
-def time_calls(fn: object, args: tuple[object, ...], calls: int) -> float:
-    t0 = time.perf_counter()
+WORKLOADS = {"trivial tf.function": trivial, "keras train step": keras_train_step}
+
+
+def sample_calls(fn: Callable[..., object], args: tuple[object, ...], calls: int) -> list[float]:
+    """Seconds of each of ``calls`` cached calls, after ``SETTLE`` untimed ones."""
+    for _ in range(SETTLE):
+        fn(*args)
+    perf = time.perf_counter
+    out = []
     for _ in range(calls):
-        fn(*args)  # type: ignore[operator]
-    return (time.perf_counter() - t0) / calls
+        t0 = perf()
+        fn(*args)
+        out.append(perf() - t0)
+    return out
 
 
-def measure(name: str, make: object, rounds: int, calls: int) -> float:
-    """Median time per cached call of many short batches, watched and unwatched, interleaved
-    A-B-B-A so order and drift cancel; the noise floor compares two halves of the unwatched
-    batches the same way."""
-    fn, args = make()  # type: ignore[operator]
-    for _ in range(50):
-        fn(*args)  # warm: trace and settle
-    plain: list[float] = []
-    watched: list[float] = []
-    recorder = tfgraph_lab.TraceRecorder()
+def ratio_of_medians(watched: list[list[float]], plain: list[list[float]]) -> float:
+    return statistics.median(x for b in watched for x in b) / statistics.median(x for b in plain for x in b)
+
+
+def bootstrap_interval(
+    watched: list[list[float]], plain: list[list[float]], draws: int = 200
+) -> tuple[float, float]:
+    """95% interval of the ratio, resampling whole rounds (a watched and a plain batch pair)."""
+    rng = random.Random(0)
+    pairs = list(zip(watched, plain, strict=True))
+    ratios = []
+    for _ in range(draws):
+        pick = [rng.choice(pairs) for _ in pairs]
+        ratios.append(ratio_of_medians([w for w, _ in pick], [p for _, p in pick]))
+    ratios.sort()
+    return ratios[int(0.025 * draws)], ratios[int(0.975 * draws) - 1]
+
+
+def measure(name: str, make: Callable[[], Workload], rounds: int, calls: int) -> float:
+    fn, args = make()
+    for _ in range(100):
+        fn(*args)  # trace once, then settle
+    plain: list[list[float]] = []
+    watched: list[list[float]] = []
     for i in range(rounds):
         order = (False, True, True, False) if i % 2 else (True, False, False, True)
         for watch_it in order:
             if watch_it:
-                recorder.start()
-                watched.append(time_calls(fn, args, calls))
-                recorder.stop()
-                recorder = tfgraph_lab.TraceRecorder()
+                with tfgraph_lab.watch() as recorder:
+                    watched.append(sample_calls(fn, args, calls))
+                report = recorder.report
+                assert report.calls == SETTLE + calls and report.traces == 0, report.headline()
             else:
-                plain.append(time_calls(fn, args, calls))
-    ratio = statistics.median(watched) / statistics.median(plain)
-    floor = statistics.median(plain[0::2]) / statistics.median(plain[1::2])
+                plain.append(sample_calls(fn, args, calls))
+    flat_plain = [x for b in plain for x in b]
+    flat_watched = [x for b in watched for x in b]
+    ratio = ratio_of_medians(watched, plain)
+    low, high = bootstrap_interval(watched, plain)
+    floor = ratio_of_medians(plain[0::2], plain[1::2])
     print(
-        f"{name:<22} cached call {statistics.median(plain) * 1e6:7.1f} µs unwatched, "
-        f"{statistics.median(watched) * 1e6:7.1f} µs watched · ratio watched/unwatched {ratio:.3f} "
-        f"· noise floor {floor:.3f} (batches={2 * rounds} each, calls/batch={calls})"
+        f"{name:<20} median cached call {statistics.median(flat_plain) * 1e6:6.1f} µs unwatched, "
+        f"{statistics.median(flat_watched) * 1e6:6.1f} µs watched · ratio {ratio:.4f} "
+        f"(95% {low:.4f}–{high:.4f}) · noise floor {floor:.4f} · "
+        f"{len(flat_plain)} calls each side"
     )
     return ratio
 
 
+def hook_cost_us() -> tuple[float, float]:
+    """µs the hooks add to one call whose TensorFlow part is a no-op: for a function with one
+    graph (no ``_call_flat`` hook needed) and for one with two (that hook runs too)."""
+    from tfgraph_lab._hub import HUB, _make_call_flat_hook, _make_call_hook
+
+    @tf.function
+    def identity(x):
+        return x
+
+    x = tf.constant(1.0)
+    cf = identity.get_concrete_function(x)
+
+    def no_op_flat(cf: object, *a: object, **k: object) -> None:
+        return None
+
+    flat = no_op_flat
+
+    def no_op_call(fn: object, *a: object, **k: object) -> None:
+        flat(cf, (x,), ())  # what TF's __call__ does last: run the chosen graph
+
+    def per_call(fn: Callable[..., object]) -> float:
+        n = 100_000
+        return min(timeit.repeat(lambda: fn(identity, x), number=n, repeat=5)) / n
+
+    bare = per_call(no_op_call)
+    costs = []
+    with tfgraph_lab.watch():
+        hooked = _make_call_hook(HUB, no_op_call)
+        for graphs in (1, 2):
+            if graphs == 2:
+                identity(tf.ones([2]))  # a second graph: the hub installs the _call_flat hook
+                flat = _make_call_flat_hook(HUB, no_op_flat)
+            hooked(identity, x)  # registers the function with the hub
+            costs.append((per_call(hooked) - bare) * 1e6)
+    return costs[0], costs[1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=150)
-    parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=300, help="A-B-B-A rounds (default 300)")
+    parser.add_argument("--calls", type=int, default=50, help="timed calls per batch (default 50)")
+    parser.add_argument("--only", choices=sorted(WORKLOADS), help="measure one workload")
     args = parser.parse_args()
     print(f"TensorFlow {tf.__version__}")
-    measure("trivial tf.function", trivial, args.rounds, args.calls)
-    measure("keras train step", keras_train_step, args.rounds, args.calls)
+    for name, make in WORKLOADS.items():
+        if args.only in (None, name):
+            measure(name, make, args.rounds, args.calls)
+    one, two = hook_cost_us()
+    print(f"hooks around a no-op: +{one:.2f} µs per call (one graph), +{two:.2f} µs (two graphs)")
 
 
 if __name__ == "__main__":

@@ -380,3 +380,177 @@ def json_roundtrip(report: Any) -> Any:
     from tfgraph_lab.report import TraceReport
 
     return TraceReport.from_json(report.to_json())
+
+
+# --- Which graph a cache hit ran, with and without the ConcreteFunction._call_flat hook --------
+# The hub infers the graph while every watched function has one graph that a hit can run, and
+# installs the _call_flat hook (which reports the graph that ran) only when one has two. Each
+# scenario below runs twice on fresh function objects: as the hub chooses, and with the hook
+# forced from the start; the per-graph hits and eager calls must be the same.
+
+
+def _call_flat_hooked() -> bool:
+    from tfgraph_lab._tf_adapter import handles
+
+    cls = handles().concrete_function_class
+    return bool(getattr(cls.__dict__["_call_flat"], "_tfgraph_lab_hook", False))
+
+
+def _hits(report: Any) -> dict[str, Any]:
+    return {
+        f.qualname: (f.calls, f.traces, [g.hits for g in f.graphs], f.eager_calls)
+        for f in report.functions
+        if not f.framework
+    }
+
+
+def _scenario_shapes() -> Callable[[], None]:
+    @tf.function
+    def step(x, training):
+        return x * 2 if training else x
+
+    def run() -> None:
+        for n in (32, 32, 7, 32, 7, 7):
+            step(tf.ones([n, 4]), True)
+        step(tf.ones([7, 4]), False)
+
+    return run
+
+
+def _scenario_variable_created_on_first_call() -> Callable[[], None]:
+    class Counter(tf.Module):
+        def __init__(self) -> None:
+            self.v: Any = None
+
+        @tf.function
+        def __call__(self, x):
+            if self.v is None:
+                self.v = tf.Variable(0.0)
+            return self.v.assign_add(x)
+
+    counter = Counter()
+
+    def run() -> None:
+        for _ in range(4):
+            counter(tf.constant(1.0))
+
+    return run
+
+
+def _scenario_graphs_from_before_the_watch() -> Callable[[], None]:
+    v: list[Any] = []
+
+    @tf.function
+    def make(x):
+        if not v:
+            v.append(tf.Variable(1.0))
+        return v[0] * x
+
+    @tf.function
+    def two(x):
+        return x + 1
+
+    make(tf.constant(1.0))  # both graphs (with and without variable creation) exist already
+    two(tf.constant(1.0))
+    two(tf.ones([2]))
+
+    def run() -> None:
+        for _ in range(3):
+            make(tf.constant(2.0))
+            two(tf.ones([2]))
+        two(tf.constant(3.0))
+
+    return run
+
+
+def _scenario_nested_and_signature() -> Callable[[], None]:
+    @tf.function(input_signature=[tf.TensorSpec([None])])
+    def inner(x):
+        return x * 2
+
+    @tf.function
+    def outer(x):
+        return inner(x) + 1
+
+    def run() -> None:
+        for n in (1, 2, 3):
+            inner(tf.ones([n]))
+            outer(tf.ones([n]))
+
+    return run
+
+
+def _scenario_eager_toggle() -> Callable[[], None]:
+    @tf.function
+    def f(x):
+        return x + 1
+
+    f(tf.constant(1.0))
+
+    def run() -> None:
+        f(tf.constant(1.0))
+        tf.config.run_functions_eagerly(True)
+        try:
+            f(tf.constant(1.0))
+            f(tf.constant(2.0))
+        finally:
+            tf.config.run_functions_eagerly(False)
+        f(tf.constant(1.0))
+
+    return run
+
+
+SCENARIOS = {
+    "shapes": _scenario_shapes,
+    "variable-created-on-first-call": _scenario_variable_created_on_first_call,
+    "graphs-from-before-the-watch": _scenario_graphs_from_before_the_watch,
+    "nested-and-input-signature": _scenario_nested_and_signature,
+    "eager-toggle": _scenario_eager_toggle,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_inferred_hits_equal_the_hits_the_call_flat_hook_reports(name: str) -> None:
+    from tfgraph_lab._hub import HUB
+
+    run = SCENARIOS[name]()
+    with tfgraph_lab.watch() as inferred:
+        run()
+    run = SCENARIOS[name]()
+    with tfgraph_lab.watch() as hooked:
+        HUB._need_call_flat_hook()
+        assert _call_flat_hooked()
+        run()
+    assert _hits(inferred.report) == _hits(hooked.report)
+    assert all(
+        sum(g.hits for g in f.graphs) + f.eager_calls == f.calls
+        for f in inferred.report.functions
+        if not f.framework
+    ), _hits(inferred.report)
+
+
+def test_call_flat_hook_only_once_a_function_has_two_graphs_a_hit_could_run() -> None:
+    @tf.function
+    def f(x):
+        return x + 1
+
+    with tfgraph_lab.watch() as w:
+        for _ in range(3):
+            f(tf.constant(1.0))
+        assert not _call_flat_hooked()  # one graph: every hit ran it
+        _scenario_variable_created_on_first_call()()
+        assert not _call_flat_hooked()  # two graphs, but hits only run the one without creation
+        f(tf.ones([2]))
+        assert _call_flat_hooked()  # now a hit of f could run either graph
+        f(tf.constant(2.0))
+        f(tf.ones([2]))
+    assert not is_patched()
+    assert [g.hits for g in w.report.function("f").graphs] == [4, 2]
+
+
+def test_calls_run_eagerly_are_not_counted_as_hits_of_the_one_graph() -> None:
+    run = _scenario_eager_toggle()
+    with tfgraph_lab.watch() as w:
+        run()
+    fn = w.report.function("f")
+    assert (fn.calls, [g.hits for g in fn.graphs], fn.eager_calls) == (4, [2], 2)

@@ -5,7 +5,11 @@ last one stops (watches nest; each sees its own slice of one shared log). The ho
 
 * ``Function.__call__`` and ``Function._get_concrete_function_garbage_collected`` at class level:
   a thread-local stack of frames says which function object is being called on each thread;
-* ``ConcreteFunction._call_flat``: which graph actually ran, for the graph-cache hit counts;
+* ``ConcreteFunction._call_flat``: which graph actually ran, for the graph-cache hit counts.
+  Installed only once some watched function holds two graphs that could serve a cached call:
+  while every function has one such graph, a hit can only have run that one, and the hot path
+  skips an extra Python frame per call (about half of the hooks' cost; see
+  ``benchmarks/overhead.py``);
 * a ``CONCRETE_FUNCTION_CALLBACKS`` entry: exactly one event per new graph, on the tracing
   thread, attributed through the cache the graph goes into (never by count deltas, which are
   wrong under threads and overlap under recursion);
@@ -63,6 +67,7 @@ class FunctionState:
         "key",
         "object_no",
         "ref",
+        "sole",
         "traced",
     )
 
@@ -75,6 +80,9 @@ class FunctionState:
         self.graph_list: list[GraphState] = []
         self.traced = False
         self.collected = False
+        # The graph every cache hit runs, when that is certain (see _Hub.settle); else None
+        # and only the _call_flat hook can tell which graph ran.
+        self.sole: GraphState | None = None
 
 
 class GraphState:
@@ -88,6 +96,7 @@ class GraphState:
         "log_pos",
         "retrace",
         "scope",
+        "scope_known",
         "seq",
         "signature",
         "state",
@@ -102,6 +111,7 @@ class GraphState:
         self.signature = signature
         self.via = via
         self.scope = scope
+        self.scope_known = True  # False for a graph found in the cache of an older TF
         self.in_watch = in_watch
         self.seq = len(state.graph_list)
         self.cf_ref: Any = None
@@ -112,15 +122,12 @@ class GraphState:
         self.captures: dict[str, str] = {}  # Python scalars the body read from closure/globals
 
 
-class _Frame:
-    __slots__ = ("served", "state", "traces", "via")
-
-    def __init__(self, state: FunctionState, via: str) -> None:
-        self.state = state
-        self.via = via
-        self.served: int | None = None
-        self.traces: list[GraphState] = _NO_TRACES  # a list is made on the first trace only
-
+# A frame of the per-thread call stack: ``[state, via, served, traces]``. A plain list, because
+# one is made per call on the hot path and a list literal costs a quarter of a class instance.
+# ``served`` is id() of the concrete function that ran (set by the _call_flat hook) or None;
+# ``traces`` is _NO_TRACES until the call traces.
+_Frame = list[Any]
+_STATE, _VIA, _SERVED, _TRACES = 0, 1, 2, 3
 
 _NO_TRACES: list[GraphState] = []  # shared and never appended to (see _on_concrete_function)
 
@@ -298,10 +305,7 @@ class _Hub:
                 gcf = fn_cls.__dict__["_get_concrete_function_garbage_collected"]
                 self.originals["_get_concrete_function_garbage_collected"] = gcf
                 setattr(fn_cls, "_get_concrete_function_garbage_collected", _make_gcf_hook(self, gcf))  # noqa: B010
-                cf_cls = h.concrete_function_class
-                assert cf_cls is not None and h.callbacks is not None
-                self.originals["_call_flat"] = cf_cls.__dict__["_call_flat"]
-                setattr(cf_cls, "_call_flat", _make_call_flat_hook(self, self.originals["_call_flat"]))  # noqa: B010
+                assert h.callbacks is not None
                 h.callbacks.append(self.on_concrete_function)
             self.log_handler = RetraceWarningHandler(self.warnings)
             logging.getLogger("tensorflow").addHandler(self.log_handler)
@@ -328,6 +332,39 @@ class _Hub:
         self.originals = {}
         self.states = {}
         self.cache_owner = {}
+
+    def _need_call_flat_hook(self) -> None:
+        """Install the ``_call_flat`` hook (once per hub install): a function now has two
+        graphs that could serve a cached call, so only the graph that ran can say which."""
+        with self.lock:
+            h = self.handles
+            if "_call_flat" in self.originals or h is None or not self.recorders:
+                return
+            cf_cls = h.concrete_function_class
+            assert cf_cls is not None
+            original = cf_cls.__dict__["_call_flat"]
+            self.originals["_call_flat"] = original
+            setattr(cf_cls, "_call_flat", _make_call_flat_hook(self, original))  # noqa: B010
+
+    def settle(self, state: FunctionState) -> None:
+        """Decide which graph a cache hit of ``state`` runs, now that its graphs changed.
+
+        Certain when the cache holds one graph, or one in the scope cached calls look up (see
+        :func:`tfgraph_lab._tf_adapter.created_variables`); otherwise install the hook that
+        reports the graph that ran. Runs from the trace callback, which TensorFlow calls before
+        it puts the new graph in the cache, so no other thread can hit the graph before this.
+        """
+        fn = state.ref()
+        graphs = list(state.graphs.values())
+        sole = graphs[0] if len(graphs) == 1 else None
+        if sole is None and fn is not None and graphs and all(g.scope_known for g in graphs):
+            wanted = "" if tfa.created_variables(fn) else tfa.VARIABLE_CREATION
+            serving = [g for g in graphs if g.scope == wanted]
+            if len(serving) == 1:
+                sole = serving[0]
+        state.sole = sole
+        if sole is None and len(graphs) > 1:
+            self._need_call_flat_hook()
 
     # -------------------------------------------------------------------- bookkeeping
     def stack(self) -> list[_Frame]:
@@ -364,13 +401,11 @@ class _Hub:
         cache = getattr(fn, "_function_cache", None)
         if cache is not None:
             self.cache_owner[id(cache)] = state
-            try:
-                existing = list(cache.values())
-            except Exception:
-                existing = []
-            for cf in existing:
-                graph = GraphState(state, tfa.signature_of(cf.function_type), "before", "", False)
+            for cf, scope in tfa.cached_functions(fn):
+                graph = GraphState(state, tfa.signature_of(cf.function_type), "before", scope or "", False)
+                graph.scope_known = scope is not None
                 self._add_graph(state, graph, cf)
+        self.settle(state)
         return state
 
     def _add_graph(self, state: FunctionState, graph: GraphState, cf: Any) -> None:
@@ -380,6 +415,8 @@ class _Hub:
         def forget(_: Any) -> None:
             if graphs.get(cf_id) is graph:
                 graphs.pop(cf_id, None)
+            if state.sole is graph:
+                state.sole = None  # its hits are no longer certain (rare: caches keep graphs)
 
         try:
             graph.cf_ref = weakref.ref(cf, forget)  # ids of dead graphs must not match new ones
@@ -404,26 +441,26 @@ class _Hub:
             return  # a helper trace TF keeps in no cache (fn_with_cond, initialize_variables)
         frame = None
         for candidate in reversed(self.stack()):
-            if self.cache_owner.get(id(cache)) is candidate.state:
+            if self.cache_owner.get(id(cache)) is candidate[_STATE]:
                 frame = candidate
                 break
-        state = frame.state if frame is not None else self.cache_owner.get(id(cache))
+        state = frame[_STATE] if frame is not None else self.cache_owner.get(id(cache))
         if state is None:
             with self.lock:
                 state = self._register_orphan(options)
         # ScopeType.VARIABLE_CREATION (first call may create variables) vs NO_VARIABLE_CREATION
-        scope_name = str(options.scope_type)
-        scope = "variable-creation" if scope_name.endswith(".VARIABLE_CREATION") else ""
+        scope = tfa.scope_name(options.scope_type)
         context = tfa.current_context(options.scope_type)
-        via = self.via(state, frame.via if frame is not None else "trace")
+        via = self.via(state, frame[_VIA] if frame is not None else "trace")
         graph = GraphState(state, tfa.signature_of(cf.function_type, context), via, scope, True)
         state.traced = True
         self._add_graph(state, graph, cf)
+        self.settle(state)
         if frame is not None:
-            if frame.traces is _NO_TRACES:
-                frame.traces = []
-            frame.traces.append(graph)
-            frame.served = None
+            if frame[_TRACES] is _NO_TRACES:
+                frame[_TRACES] = []
+            frame[_TRACES].append(graph)
+            frame[_SERVED] = None
         else:
             record = CallRecord(state, via, 0.0)
             record.traces.append(graph)
@@ -477,30 +514,34 @@ class _Hub:
         exc: BaseException | None,
     ) -> None:
         """The slow path: a call that traced, raised, or ran no graph."""
-        state = frame.state
-        record = CallRecord(state, self.via(state, frame.via), seconds)
-        record.traces = list(frame.traces)
-        if frame.served is not None:
-            record.graph = state.graphs.get(frame.served)
+        state: FunctionState = frame[_STATE]
+        traces: list[GraphState] = frame[_TRACES]
+        served: int | None = frame[_SERVED]
+        record = CallRecord(state, self.via(state, frame[_VIA]), seconds)
+        record.traces = list(traces)
+        if served is not None:
+            record.graph = state.graphs.get(served)
+        elif traces and exc is None and frame[_VIA] == "call":
+            record.graph = traces[-1]  # the call ran the graph it traced last
         if exc is not None:
             record.error = tfa.error_text(exc)
             assert self.handles is not None
             record.failed_trace = (
-                frame.served is None and not self.handles.run_functions_eagerly() and tfa.trace_failed(exc)
+                served is None and not self.handles.run_functions_eagerly() and tfa.trace_failed(exc)
             )
-        elif not frame.traces and frame.served is None:
+        elif not traces and served is None:
             assert self.handles is not None
             record.eager = self.handles.run_functions_eagerly()
-        if frame.traces or record.failed_trace:
+        if traces or record.failed_trace:
             record.caller = tfa.caller_location()
             thread = threading.current_thread()
             if thread is not threading.main_thread():
                 record.thread = thread.name
             call_sig = None
-            if frame.traces and state.info.reduce_retracing:
+            if traces and state.info.reduce_retracing:
                 call_sig = tfa.call_signature(fn, args, kwargs)
             reasons: list[Reason] = []
-            for graph in frame.traces:
+            for graph in traces:
                 reasons.extend(self.explain(state, graph, call_sig))
                 if call_sig is not None and call_sig.leaves != graph.signature.leaves:
                     graph.generalised = True
@@ -544,20 +585,27 @@ HUB = _Hub()
 
 
 def _make_call_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., Any]:
+    # The hot path: every watched call runs this. Kept to the fewest memory touches (locals
+    # bound here, a list as the frame, no _call_flat frame for unambiguous functions).
     perf = _perf
     calllog = hub.calllog
     log_append = calllog.append
+    entries = calllog.entries
+    tls = hub.tls
+    states_get = hub.states.get
+    assert hub.handles is not None
+    eager_flags = hub.handles.eager_flag_module  # RUN_FUNCTIONS_EAGERLY lives here
 
     def __call__(fn: Any, *args: Any, **kwds: Any) -> Any:
         __tracebackhide__ = True  # pytest and IPython skip this frame in tracebacks
         try:
-            stack = hub.tls.stack
+            stack = tls.stack
         except AttributeError:
             stack = hub.stack()
-        state = hub.states.get(id(fn))
+        state = states_get(id(fn))
         if state is None or state.ref() is not fn:
             state = hub.state_for(fn)
-        frame = _Frame(state, "call")
+        frame: _Frame = [state, "call", None, _NO_TRACES]
         stack.append(frame)
         t0 = perf()
         try:
@@ -569,12 +617,20 @@ def _make_call_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., An
             raise
         seconds = perf() - t0
         stack.pop()
-        if frame.traces or frame.served is None:
-            hub.finish(frame, seconds, fn, args, kwds, None)
-        else:
-            log_append((state, seconds, state.graphs.get(frame.served)))
-            if len(calllog.entries) >= calllog.fold_at:
+        if frame[_TRACES] is _NO_TRACES:
+            served = frame[_SERVED]
+            if served is not None:
+                graph = state.graphs.get(served)
+            else:
+                graph = state.sole  # the one graph a hit can run (None: unknown, or eager)
+                if graph is None or eager_flags.RUN_FUNCTIONS_EAGERLY:
+                    hub.finish(frame, seconds, fn, args, kwds, None)
+                    return result
+            log_append((state, seconds, graph))
+            if len(entries) >= calllog.fold_at:
                 hub.fold()
+        else:
+            hub.finish(frame, seconds, fn, args, kwds, None)
         return result
 
     __call__.__wrapped__ = original  # type: ignore[attr-defined]
@@ -631,7 +687,7 @@ def _make_count_only_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[.
 def _make_gcf_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., Any]:
     def _get_concrete_function_garbage_collected(fn: Any, *args: Any, **kwargs: Any) -> Any:
         stack = hub.stack()
-        frame = _Frame(hub.state_for(fn), "get_concrete_function")
+        frame: _Frame = [hub.state_for(fn), "get_concrete_function", None, _NO_TRACES]
         stack.append(frame)
         t0 = _perf()
         try:
@@ -639,14 +695,14 @@ def _make_gcf_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., Any
         except BaseException as exc:
             stack.pop()
             if tfa.trace_failed(exc):
-                frame.served = None
+                frame[_SERVED] = None
                 hub.finish(frame, _perf() - t0, fn, args, kwargs, exc)
             raise
         finally:
             if stack and stack[-1] is frame:
                 stack.pop()
-                if frame.traces:
-                    frame.served = id(frame)  # no graph ran: not an eager call either
+                if frame[_TRACES]:
+                    frame[_SERVED] = id(frame)  # no graph ran: not an eager call either
                     hub.finish(frame, _perf() - t0, fn, args, kwargs, None)
 
     _get_concrete_function_garbage_collected.__wrapped__ = original  # type: ignore[attr-defined]
@@ -661,8 +717,8 @@ def _make_call_flat_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..
         stack = getattr(tls, "stack", None)
         if stack:
             top = stack[-1]
-            if top.served is None:
-                top.served = id(cf)
+            if top[_SERVED] is None:
+                top[_SERVED] = id(cf)
         return original(cf, *args, **kwargs)
 
     _call_flat.__wrapped__ = original  # type: ignore[attr-defined]

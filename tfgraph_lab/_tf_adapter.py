@@ -16,7 +16,11 @@ Facts checked on tensorflow-cpu 2.21.0 (Keras 3.15.1) and 2.15.1:
   for helper traces that go into no cache (``fn_with_cond``, ``initialize_variables``): those
   are not counted by ``experimental_get_tracing_count()`` and must not be counted here.
 * ``FunctionCache`` has ``__slots__`` and cannot be weak-referenced: it is identified by id()
-  while the owning ``Function`` (weak-referenced) is alive.
+  while the owning ``Function`` (weak-referenced) is alive. Its ``_primary`` dict is keyed by
+  ``(FunctionContext(context, scope_type), function_type)``.
+* Which graphs can serve a cached call (``Function._call``): once the first call created
+  variables (``_created_variables`` non-empty) every later call looks up the graphs traced with
+  ``ScopeType.NO_VARIABLE_CREATION``; otherwise those traced with ``VARIABLE_CREATION``.
 
 This module imports TensorFlow lazily (on first use) so ``import tfgraph_lab`` stays cheap.
 """
@@ -39,8 +43,10 @@ from .records import Signature
 __all__ = [
     "FunctionInfo",
     "TFHandles",
+    "cached_functions",
     "call_signature",
     "caller_location",
+    "created_variables",
     "describe_context",
     "describe_function",
     "graph_fingerprint",
@@ -380,6 +386,39 @@ def find_tracing_options() -> Any:
             return options
         frame = frame.f_back  # type: ignore[assignment]
     return None
+
+
+VARIABLE_CREATION = "variable-creation"
+
+
+def scope_name(scope_type: Any) -> str:
+    """``"variable-creation"`` for ``ScopeType.VARIABLE_CREATION``, else ``""``."""
+    return VARIABLE_CREATION if str(scope_type).endswith(".VARIABLE_CREATION") else ""
+
+
+def cached_functions(fn: Any) -> list[tuple[Any, str | None]]:
+    """The concrete functions in a tf.function's cache, each with the scope it was traced in
+    (``None`` where this TensorFlow does not say)."""
+    cache = getattr(fn, "_function_cache", None)
+    if cache is None:
+        return []
+    primary = getattr(cache, "_primary", None)
+    try:
+        if isinstance(primary, dict):
+            out: list[tuple[Any, str | None]] = []
+            for key, cf in list(primary.items()):
+                scope_type = getattr(key[0], "scope_type", None) if isinstance(key, tuple) else None
+                out.append((cf, None if scope_type is None else scope_name(scope_type)))
+            return out
+        return [(cf, None) for cf in cache.values()]
+    except Exception:
+        return []
+
+
+def created_variables(fn: Any) -> bool:
+    """Whether the function's first call created tf.Variables (later calls then run the graphs
+    traced without variable creation)."""
+    return bool(getattr(fn, "_created_variables", None))
 
 
 def error_text(exc: BaseException, limit: int = 300) -> str:

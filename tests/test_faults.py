@@ -526,6 +526,21 @@ def test_unsupported_tensorflow_counts_are_exact(unsupported_tf: Any) -> None:
     assert w.report.function("f").traces == f.experimental_get_tracing_count() == 3
 
 
+def test_unsupported_tensorflow_installs_no_graph_hook(unsupported_tf: Any) -> None:
+    @tf.function
+    def f(x):
+        return x * 2
+
+    f(tf.ones([1]))
+    f(tf.ones([2]))  # two graphs from before the watch: the full mode would need _call_flat
+    cf_class = unsupported_tf.concrete_function_class
+    original = None if cf_class is None else cf_class.__dict__["_call_flat"]
+    with tfgraph_lab.watch() as w:
+        f(tf.ones([3]))
+        assert cf_class is None or cf_class.__dict__["_call_flat"] is original
+    assert w.report.function("f").calls == 1
+
+
 # ---------------------------------------------------------------- IPython extension life
 
 

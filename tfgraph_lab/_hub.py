@@ -8,8 +8,7 @@ last one stops (watches nest; each sees its own slice of one shared log). The ho
 * ``ConcreteFunction._call_flat``: which graph actually ran, for the graph-cache hit counts.
   Installed only once some watched function holds two graphs that could serve a cached call:
   while every function has one such graph, a hit can only have run that one, and the hot path
-  skips an extra Python frame per call (about half of the hooks' cost; see
-  ``benchmarks/overhead.py``);
+  is spared an extra Python frame per call (``benchmarks/overhead.py`` prints both costs);
 * a ``CONCRETE_FUNCTION_CALLBACKS`` entry: exactly one event per new graph, on the tracing
   thread, attributed through the cache the graph goes into (never by count deltas, which are
   wrong under threads and overlap under recursion);
@@ -338,7 +337,7 @@ class _Hub:
         graphs that could serve a cached call, so only the graph that ran can say which."""
         with self.lock:
             h = self.handles
-            if "_call_flat" in self.originals or h is None or not self.recorders:
+            if "_call_flat" in self.originals or h is None or not h.full or not self.recorders:
                 return
             cf_cls = h.concrete_function_class
             assert cf_cls is not None

@@ -1,0 +1,91 @@
+"""Auto-checked exercises for the guided lessons in ``lessons/``.
+
+Every exercise is checked by *measured behaviour*: the learner's function runs under
+:func:`tfgraph_lab.watch`, and the checker compares how many graphs the work needed (and, for
+some exercises, the result and the speed-up) with the target. Checks never raise because of the
+learner's code: they return a :class:`Feedback` that shows ✓ or ✗, what was measured, and a hint.
+
+    from tfgraph_lab import exercises as ex
+    ex.check("03-scalar-trap", run_schedule)   # → Feedback (displays in Jupyter, prints as text)
+    ex.hint("03-scalar-trap")                  # one more hint
+    ex.solution("03-scalar-trap")              # the worked solution, only when asked
+
+Each exercise also carries its *starter* (the working-but-wrong code the lesson notebook starts
+from) and its *solution*; the tests run both through the checker, so each check can fail.
+
+Imports TensorFlow only when a check runs; never imports IPython or ipywidgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import UsageProblem
+from .catalog import EXERCISES
+from .checks import Exercise, _error_feedback, check_prediction
+from .feedback import Feedback, Solution
+from .measuring import FunctionUse, measure
+
+__all__ = [
+    "EXERCISES",
+    "Exercise",
+    "Feedback",
+    "FunctionUse",
+    "Solution",
+    "check",
+    "check_prediction",
+    "exercise",
+    "hint",
+    "measure",
+    "solution",
+]
+
+_HINTS_GIVEN: dict[str, int] = {}
+
+
+def exercise(exercise_id: str) -> Exercise:
+    """The :class:`Exercise` called ``exercise_id`` (e.g. ``"03-scalar-trap"``)."""
+    found = EXERCISES.get(exercise_id)
+    if found is None:
+        raise UsageProblem(f"no exercise {exercise_id!r}; the exercises are: {', '.join(sorted(EXERCISES))}")
+    return found
+
+
+def check(exercise_id: str, answer: Any, **options: Any) -> Feedback:
+    """Check the learner's ``answer`` for exercise ``exercise_id`` by running it and measuring.
+
+    Returns a :class:`Feedback` (✓/✗, what was measured, a hint); errors in the learner's code
+    become feedback, they are not raised. ``options`` pass exercise settings such as
+    ``baseline=train_slow`` (capstone), ``min_speedup=…`` or ``repeats=…``.
+    """
+    ex = exercise(exercise_id)
+    try:
+        return ex.checker(ex, answer, options)
+    except Exception as exc:
+        return _error_feedback(ex, exc)
+
+
+def hint(exercise_id: str, number: int | None = None) -> Solution:
+    """The next hint for ``exercise_id`` (or hint ``number``, counting from 1)."""
+    ex = exercise(exercise_id)
+    if number is None:
+        number = _HINTS_GIVEN.get(exercise_id, 0) % len(ex.hints) + 1
+        _HINTS_GIVEN[exercise_id] = number
+    number = max(1, min(number, len(ex.hints)))
+    return Solution(ex.id, f"hint {number} of {len(ex.hints)}", notes=ex.hints[number - 1])
+
+
+def solution(exercise_id: str) -> Solution:
+    """The worked solution of ``exercise_id``: try the hints first."""
+    ex = exercise(exercise_id)
+    return Solution(
+        ex.id,
+        f"solution: {ex.title}",
+        code=ex.solution,
+        notes="Paste it into the exercise cell, run it, then run the check again.",
+    )
+
+
+def _ids(lesson: int | None = None) -> Sequence[str]:
+    return [e.id for e in EXERCISES.values() if lesson is None or e.lesson == lesson]

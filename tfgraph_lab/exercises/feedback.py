@@ -1,0 +1,100 @@
+"""What a check shows: :class:`Feedback` (✓/✗, what was measured, a hint) and :class:`Solution`
+(a hint or the worked solution). Both render as text and as HTML in Jupyter."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Feedback", "Solution"]
+
+
+# --------------------------------------------------------------------------- displayable results
+@dataclass(frozen=True)
+class Feedback:
+    """The result of a check: passed (✓), failed (✗) or not attempted yet (…).
+
+    ``measured`` lists ``(what, value)`` pairs the check measured; ``hint`` is shown when the
+    check did not pass. ``bool(feedback)`` is ``True`` only when it passed.
+    """
+
+    exercise_id: str
+    passed: bool | None
+    summary: str
+    measured: tuple[tuple[str, str], ...] = ()
+    hint: str = ""
+    details: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.passed is True
+
+    @property
+    def mark(self) -> str:
+        return {True: "✓", False: "✗", None: "…"}[self.passed]
+
+    def __str__(self) -> str:
+        lines = [f"{self.mark} {self.exercise_id}: {self.summary}"]
+        lines += [f"    {what}: {value}" for what, value in self.measured]
+        lines += [f"    · {d}" for d in self.details]
+        if self.hint and self.passed is not True:
+            lines.append(f"  hint: {self.hint}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<Feedback {self.mark} {self.exercise_id}: {self.summary}>"
+
+    def _repr_html_(self) -> str:
+        colour = {True: "#1a7f37", False: "#cf222e", None: "#9a6700"}[self.passed]
+        e = html.escape
+        rows = "".join(
+            f"<tr><td style='padding:1px 12px 1px 0;color:#57606a'>{e(w)}</td>"
+            f"<td style='padding:1px 0'><code>{e(v)}</code></td></tr>"
+            for w, v in self.measured
+        )
+        details = "".join(f"<li>{e(d)}</li>" for d in self.details)
+        hint = (
+            f"<div style='margin-top:4px'><b>Hint:</b> {e(self.hint)}</div>"
+            if self.hint and self.passed is not True
+            else ""
+        )
+        return (
+            f"<div class='tfgl-feedback' style='border-left:4px solid {colour};padding:4px 10px;"
+            f"margin:4px 0'><div style='color:{colour};font-weight:bold'>{e(self.mark)} "
+            f"{e(self.exercise_id)}: {e(self.summary)}</div>"
+            f"{'<table>' + rows + '</table>' if rows else ''}"
+            f"{'<ul style=margin:2px>' + details + '</ul>' if details else ''}{hint}</div>"
+        )
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": str(self), "text/html": self._repr_html_()}
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A worked solution (or a hint): plain text and a code block, displayable in Jupyter."""
+
+    exercise_id: str
+    title: str
+    code: str = ""
+    notes: str = ""
+
+    def __str__(self) -> str:
+        parts = [f"{self.exercise_id} — {self.title}"]
+        if self.notes:
+            parts.append(self.notes)
+        if self.code:
+            parts.append(self.code.rstrip())
+        return "\n\n".join(parts)
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        code = f"<pre style='margin:4px 0'>{e(self.code.rstrip())}</pre>" if self.code else ""
+        notes = f"<p style='margin:4px 0'>{e(self.notes)}</p>" if self.notes else ""
+        return (
+            f"<div class='tfgl-solution' style='border-left:4px solid #0969da;padding:4px 10px'>"
+            f"<b>{e(self.exercise_id)} — {e(self.title)}</b>{notes}{code}</div>"
+        )
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": str(self), "text/html": self._repr_html_()}

@@ -1,0 +1,175 @@
+"""Measure what a learner's code needed: run it under :func:`tfgraph_lab.watch` and summarise,
+per user function, calls, traces, the graphs that served them and wasted traces."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["FunctionUse", "Measurement", "measure"]
+
+
+@dataclass(frozen=True)
+class FunctionUse:
+    """What one user tf.function cost during a check.
+
+    ``graphs`` is how many distinct graphs served its calls (it does not depend on whether the
+    cache was already warm); ``wasted`` counts traces for any reason other than a first trace or
+    the one-off variable-creation trace, plus first traces of re-created function objects.
+    """
+
+    qualname: str
+    calls: int
+    traces: int
+    graphs: int
+    wasted: int
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def needed(self) -> int:
+        """Graphs this workload needed (same as ``graphs``; named for the verdicts)."""
+        return self.graphs
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One run of the learner's code under ``watch()``."""
+
+    value: Any
+    error: BaseException | None
+    seconds: float
+    report: Any
+    functions: tuple[FunctionUse, ...] = ()
+
+    def use(self, qualname: str) -> FunctionUse | None:
+        for f in self.functions:
+            if f.qualname == qualname or f.qualname.endswith("." + qualname):
+                return f
+        return None
+
+    @property
+    def total_graphs(self) -> int:
+        return sum(f.needed for f in self.functions)
+
+
+def measure(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Measurement:
+    """Call ``fn(*args, **kwargs)`` under :func:`tfgraph_lab.watch`; never raises for its errors."""
+    from ..recorder import watch
+
+    value: Any = None
+    error: BaseException | None = None
+    with watch() as recorder:
+        t0 = time.perf_counter()
+        try:
+            value = fn(*args, **kwargs)
+        except Exception as exc:
+            error = exc
+        seconds = time.perf_counter() - t0
+    report = recorder.report
+    return Measurement(value, error, seconds, report, _uses(report))
+
+
+def _uses(report: Any) -> tuple[FunctionUse, ...]:
+    """Per user function: calls, traces, graphs that served calls, and wasted traces.
+
+    The first trace of the first function object in the measurement is never waste, even when
+    TF calls it ``new-function-object`` because an earlier run (a re-run cell, the learner's
+    own ``%%tracewatch``) traced the same code; every later object's first trace is.
+    """
+    out = []
+    for fn in report.shown_functions:
+        reasons: list[str] = []
+        wasted = 0
+        objects = 0
+        for ev in report.events:
+            if ev.qualname != fn.qualname or ev.filename != fn.filename or not ev.traced:
+                continue
+            for r in ev.reasons:
+                if r.code == "variable-creation":
+                    continue
+                if r.code in ("first-trace", "new-function-object"):
+                    objects += 1
+                    if objects == 1:
+                        continue
+                    text = "new-function-object: the tf.function was created again"
+                else:
+                    arg = f" {r.argument}" if r.argument else ""
+                    change = f" {r.before} → {r.after}" if r.before or r.after else ""
+                    text = f"{r.code}{arg}{change}"
+                wasted += 1
+                if text not in reasons:
+                    reasons.append(text)
+        graphs = sum(1 for g in fn.graphs if g.hits > 0)
+        if graphs == 0 and fn.calls:  # graph hits unknown (count-only mode): fall back to traces
+            graphs = wasted + 1 if fn.traces else 0
+        out.append(FunctionUse(fn.qualname, fn.calls, fn.traces, graphs, wasted, tuple(reasons)))
+    return tuple(out)
+
+
+def _is_tf_function(obj: Any) -> bool:
+    return callable(getattr(obj, "experimental_get_tracing_count", None))
+
+
+def _eagerly(fn: Callable[..., Any], *args: Any) -> Any:
+    import tensorflow as tf
+
+    before = tf.config.functions_run_eagerly()
+    tf.config.run_functions_eagerly(True)
+    try:
+        return fn(*args)
+    finally:
+        tf.config.run_functions_eagerly(before)
+
+
+def _close(a: Any, b: Any, rtol: float = 1e-4, atol: float = 1e-5) -> bool:
+    import numpy as np
+
+    try:
+        x = np.asarray(a, dtype=np.float64)
+        y = np.asarray(b, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return x.shape == y.shape and bool(np.allclose(x, y, rtol=rtol, atol=atol))
+
+
+def _short(value: Any) -> str:
+    import numpy as np
+
+    try:
+        arr = np.asarray(value)
+    except Exception:
+        return repr(value)[:80]
+    text = np.array2string(arr, precision=4, threshold=8, separator=", ")
+    return " ".join(text.split())[:80]
+
+
+def _graph_rows(m: Measurement) -> tuple[tuple[str, str], ...]:
+    rows = []
+    for f in m.functions:
+        rows.append(
+            (
+                f"{f.qualname}",
+                f"{f.calls} calls served by {f.needed} graph{'s' if f.needed != 1 else ''}"
+                f" ({f.traces} traced during the check)",
+            )
+        )
+    return tuple(rows)
+
+
+def _reason_details(m: Measurement, limit: int = 4) -> tuple[str, ...]:
+    """Up to ``limit`` retrace reasons, one per (function, code, argument) first."""
+    seen: list[str] = []
+    kinds: set[tuple[str, ...]] = set()
+    rest: list[str] = []
+    for f in m.functions:
+        for r in f.reasons:
+            line = f"{f.qualname} retraced: {r}"
+            kind = (f.qualname, *r.split(" ")[:2])
+            if kind in kinds:
+                rest.append(line)
+            else:
+                kinds.add(kind)
+                seen.append(line)
+    return tuple((seen + rest)[:limit])

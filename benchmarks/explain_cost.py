@@ -21,7 +21,7 @@ import tensorflow as tf
 
 import tfgraph_lab
 from tfgraph_lab import _tf_adapter as tfa
-from tfgraph_lab import recorder
+from tfgraph_lab import _hub
 
 STEPS = {
     (tfa, "signature_of"),
@@ -30,7 +30,8 @@ STEPS = {
     (tfa, "caller_location"),
     (tfa, "scalar_captures"),
     (tfa, "graph_fingerprint"),
-    (recorder, "explain_trace"),
+    (_hub, "explain_trace"),
+    (_hub, "explain_failure"),
 }
 spent: dict[str, float] = defaultdict(float)
 calls: dict[str, int] = defaultdict(int)

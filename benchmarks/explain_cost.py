@@ -20,8 +20,8 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 import tensorflow as tf
 
 import tfgraph_lab
-from tfgraph_lab import _tf_adapter as tfa
 from tfgraph_lab import _hub
+from tfgraph_lab import _tf_adapter as tfa
 
 STEPS = {
     (tfa, "signature_of"),

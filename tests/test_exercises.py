@@ -59,7 +59,8 @@ def _answer(exercise_id: str, kind: str) -> tuple[Any, dict[str, Any]]:
     filename = f"<exercise-{exercise_id}-{kind}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)  # for AutoGraph
     exec(compile(code, filename, "exec"), namespace)
-    options: dict[str, Any] = {}
+    # Tests assert no wall-clock time: speed-up targets are tested on their own below.
+    options: dict[str, Any] = {"min_speedup": 0.0}
     if exercise_id == "08-capstone":
         exec(exercise.starter.replace("def train_fast(", "def train_slow("), namespace)
         options["baseline"] = namespace["train_slow"]
@@ -77,6 +78,16 @@ def test_check_measures_the_answer(exercise_id: str, kind: str, passes: bool) ->
     text, html_text = str(feedback), feedback._repr_html_()
     assert text.startswith("✓" if passes else "✗")
     assert exercise_id in html_text and "<script" not in html_text
+
+
+@pytest.mark.parametrize("exercise_id", ["01-graph-speedup", "08-capstone"])
+def test_speed_up_targets_are_checked_and_explained(exercise_id: str) -> None:
+    answer, options = _answer(exercise_id, "solution")
+    feedback = ex.check(exercise_id, answer, **dict(options, min_speedup=1e9))
+    assert bool(feedback) is False, str(feedback)
+    assert "faster (target 1000000000.0×)" in feedback.summary
+    assert dict(feedback.measured)["speed-up"].endswith("×")
+    assert feedback.hint
 
 
 def test_every_lesson_from_0_to_8_has_an_exercise() -> None:

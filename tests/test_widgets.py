@@ -216,9 +216,12 @@ def test_text_fallback_when_widgets_cannot_render() -> None:
     assert "application/vnd.jupyter.widget-view+json" in bundle
 
 
-def test_control_change_redraw_is_fast() -> None:
+def test_control_change_redraws_once_and_is_timed() -> None:
     lab = RetraceLab()
     lab.call_button.click()
+    before = len(lab.render_log)
     lab.batch.value = 40
-    # A redraw builds strings only; generous bound (timings are measured in benchmarks).
-    assert lab.last_render_seconds < 0.5
+    # One redraw per change, its time kept for the benchmarks (tests assert no wall-clock time).
+    assert len(lab.render_log) == before + 1
+    assert lab.render_log[-1][1] == lab.last_render_seconds >= 0
+    assert "40" in lab.code.value

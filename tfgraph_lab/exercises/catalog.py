@@ -439,7 +439,7 @@ EXERCISES: dict[str, Exercise] = {
             8,
             "the slow training script",
             "`train_slow` hides several retracing causes. Write `train_fast`, the same training "
-            "without them. The check runs both: no retraces, at least 2× faster, a loss no "
+            "without them. The check runs both: no retraces, at least 1.5× faster, a loss no "
             "worse than 1.25× the slow one.",
             "train_fast",
             _CAPSTONE_STARTER.replace("def train_slow(", "def train_fast(", 1),

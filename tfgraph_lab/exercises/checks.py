@@ -349,7 +349,8 @@ def _check_capstone(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedback
             rows,
             "keep the learning-rate schedule and the warm-up: pass them as tensors",
         )
-    need = float(opts.get("min_speedup", 2.0))
+    # 1.5×, not more: the solution measured 1.9× on a loaded 2-core CI machine (TF 2.21).
+    need = float(opts.get("min_speedup", 1.5))
     if slow_traces <= 1:
         return Feedback(
             ex.id,

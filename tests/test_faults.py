@@ -12,11 +12,13 @@ import gc
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Iterator
+import traceback
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +104,72 @@ def test_exception_inside_a_watched_loop(exc_type: type[BaseException]) -> None:
     assert fn.calls == 4
     assert fn.traces == step.experimental_get_tracing_count() == 4
     assert_intact(w.report)
+
+
+def _raise_from(kind: str) -> Callable[[], Any]:
+    """A fresh tf.function call that fails in one of the ways a user meets."""
+
+    @tf.function
+    def body_raises(x):
+        raise ValueError("from the body, while tracing")
+
+    @tf.function
+    def op_fails(x):
+        return tf.debugging.check_numerics(tf.math.log(x), "from an op, while running")
+
+    @tf.function
+    def two_args(x, y):
+        return x + y
+
+    @tf.function
+    def interrupted(x):
+        raise KeyboardInterrupt
+
+    return {
+        "trace": lambda: body_raises(tf.ones([2])),
+        "runtime": lambda: op_fails(tf.constant([-1.0])),
+        "arguments": lambda: two_args(tf.ones([2])),
+        "interrupt": lambda: interrupted(tf.ones([2])),
+    }[kind]
+
+
+def _failure(call: Callable[[], Any]) -> tuple[Any, ...]:
+    try:
+        call()
+    except BaseException as exc:
+        # The hook's frame stands where TF's wrapper frame (traceback_utils.error_handler) was.
+        frames = [
+            (f.filename, f.name)
+            for f in traceback.extract_tb(exc.__traceback__)
+            if "tfgraph_lab" not in f.filename and f.name != "error_handler"
+        ]
+        # Two function objects, two addresses; a runtime error's message also lists where the
+        # op was defined, a stack that holds the hook: compare its first and last lines.
+        text = re.sub(r" at 0x[0-9a-f]+|_\d+\]", "", str(exc))  # ... and graph names (op_fails_34)
+        lines = [line for line in text.splitlines() if line.strip()]
+        message = (lines[0], lines[-1]) if lines else ()
+        cause = exc.__cause__
+        cause_text = None if cause is None else (type(cause), re.sub(r" at 0x[0-9a-f]+", "", str(cause)))
+        return type(exc), message, cause_text, exc.__suppress_context__, frames
+    raise AssertionError("did not raise")
+
+
+@pytest.mark.parametrize("filtering", [True, False])
+@pytest.mark.parametrize("kind", ["trace", "runtime", "arguments", "interrupt"])
+def test_watched_calls_raise_exactly_what_tensorflow_raises(kind: str, filtering: bool) -> None:
+    """The hook takes the place of TF's traceback-filtering wrapper: the same exception, message,
+    chaining and (filtered or not) traceback frames as without tfgraph_lab."""
+    was = tf.debugging.is_traceback_filtering_enabled()
+    (tf.debugging.enable_traceback_filtering if filtering else tf.debugging.disable_traceback_filtering)()
+    try:
+        plain = _failure(_raise_from(kind))
+        with tfgraph_lab.watch() as w:
+            watched = _failure(_raise_from(kind))
+    finally:
+        (tf.debugging.enable_traceback_filtering if was else tf.debugging.disable_traceback_filtering)()
+    assert watched == plain
+    assert w.report.calls == 1
+    assert len(plain[4]) > 0
 
 
 @pytest.mark.parametrize("exc_type", [ValueError, KeyboardInterrupt])

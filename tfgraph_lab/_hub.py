@@ -585,7 +585,10 @@ HUB = _Hub()
 
 def _make_call_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., Any]:
     # The hot path: every watched call runs this. Kept to the fewest memory touches (locals
-    # bound here, a list as the frame, no _call_flat frame for unambiguous functions).
+    # bound here, a list as the frame, no _call_flat frame for unambiguous functions), and it
+    # takes the place of TF's traceback-filtering wrapper instead of adding a frame on top
+    # (same filtering of exceptions; see tfa.unwrap_traceback_filter).
+    call, tb_filter = tfa.unwrap_traceback_filter(original)
     perf = _perf
     calllog = hub.calllog
     log_append = calllog.append
@@ -608,11 +611,15 @@ def _make_call_hook(hub: _Hub, original: Callable[..., Any]) -> Callable[..., An
         stack.append(frame)
         t0 = perf()
         try:
-            result = original(fn, *args, **kwds)
+            result = call(fn, *args, **kwds)
         except BaseException as exc:
             seconds = perf() - t0
             stack.pop()
             hub.finish(frame, seconds, fn, args, kwds, exc)
+            if tb_filter is not None and isinstance(exc, Exception) and tb_filter.enabled():
+                # below this frame, as TF's wrapper filters below its own
+                below = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
+                raise exc.with_traceback(tb_filter.process(below)) from None
             raise
         seconds = perf() - t0
         stack.pop()

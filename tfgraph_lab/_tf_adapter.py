@@ -18,6 +18,10 @@ Facts checked on tensorflow-cpu 2.21.0 (Keras 3.15.1) and 2.15.1:
 * ``FunctionCache`` has ``__slots__`` and cannot be weak-referenced: it is identified by id()
   while the owning ``Function`` (weak-referenced) is alive. Its ``_primary`` dict is keyed by
   ``(FunctionContext(context, scope_type), function_type)``.
+* ``Function.__call__`` is TF's ``traceback_utils.filter_traceback`` wrapper (``error_handler``,
+  with ``__wrapped__``) around the real method; it checks ``is_traceback_filtering_enabled()`` on
+  every call and, on an exception, re-raises it with ``_process_traceback_frames`` applied, from
+  None (identical in 2.15 and 2.21). See :func:`unwrap_traceback_filter`.
 * Which graphs can serve a cached call (``Function._call``): once the first call created
   variables (``_created_variables`` non-empty) every later call looks up the graphs traced with
   ``ScopeType.NO_VARIABLE_CREATION``; otherwise those traced with ``VARIABLE_CREATION``.
@@ -35,7 +39,7 @@ import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._tf_signatures import _signature_text, _value_text, signature_of
 from .records import Signature
@@ -43,6 +47,7 @@ from .records import Signature
 __all__ = [
     "FunctionInfo",
     "TFHandles",
+    "TracebackFilter",
     "cached_functions",
     "call_signature",
     "caller_location",
@@ -55,6 +60,7 @@ __all__ = [
     "scalar_captures",
     "signature_of",
     "trace_failed",
+    "unwrap_traceback_filter",
 ]
 
 MIN_SUPPORTED = (2, 15)
@@ -413,6 +419,36 @@ def cached_functions(fn: Any) -> list[tuple[Any, str | None]]:
         return [(cf, None) for cf in cache.values()]
     except Exception:
         return []
+
+
+class TracebackFilter(NamedTuple):
+    """TF's own exception filtering: ``if enabled(): raise exc.with_traceback(process(tb))``."""
+
+    enabled: Callable[[], bool]
+    process: Callable[[Any], Any]
+
+
+def unwrap_traceback_filter(method: Callable[..., Any]) -> tuple[Callable[..., Any], TracebackFilter | None]:
+    """Split TF's ``filter_traceback`` wrapper off ``method``.
+
+    Returns ``(inner, tb_filter)``: a hook that calls ``inner`` instead of ``method`` and, when
+    ``inner`` raises an ``Exception`` and ``tb_filter.enabled()``, re-raises it with
+    ``tb_filter.process`` applied to the traceback below its own frame, from None, does exactly
+    what the wrapper does (its own frame stands where the wrapper's ``error_handler`` stood),
+    without the wrapper's Python frame and its per-call check. When ``method`` is not that
+    wrapper (another TF release), returns ``(method, None)``: call it as it is.
+    """
+    try:
+        from tensorflow.python.util import traceback_utils as tu
+
+        wrapper_code = tu.filter_traceback(lambda: None).__code__
+        inner = method.__wrapped__  # type: ignore[attr-defined]
+        tb_filter = TracebackFilter(tu.is_traceback_filtering_enabled, tu._process_traceback_frames)
+    except (ImportError, AttributeError):
+        return method, None
+    if getattr(method, "__code__", None) is not wrapper_code or not callable(inner):
+        return method, None
+    return inner, tb_filter
 
 
 def created_variables(fn: Any) -> bool:

@@ -4,7 +4,9 @@ One process-wide hub installs the hooks when the first watch starts and removes 
 last one stops (watches nest; each sees its own slice of one shared log). The hooks are:
 
 * ``Function.__call__`` and ``Function._get_concrete_function_garbage_collected`` at class level:
-  a thread-local stack of frames says which function object is being called on each thread;
+  a thread-local stack of frames says which function object is being called on each thread.
+  The ``__call__`` hook replaces TF's traceback-filtering wrapper and filters exceptions as it
+  does, so it adds no Python frame to a call;
 * ``ConcreteFunction._call_flat``: which graph actually ran, for the graph-cache hit counts.
   Installed only once some watched function holds two graphs that could serve a cached call:
   while every function has one such graph, a hit can only have run that one, and the hot path

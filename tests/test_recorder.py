@@ -67,17 +67,20 @@ def test_function_defined_before_the_watch_and_graphs_from_before() -> None:
     assert [(g.traced_in_watch, g.hits) for g in fn.graphs] == [(False, 1), (True, 1)]
 
 
+class Counter(tf.Module):
+    """Creates its variable on the first call (each instance has its own tf.function)."""
+
+    def __init__(self) -> None:
+        self.v: Any = None
+
+    @tf.function
+    def __call__(self, x):
+        if self.v is None:
+            self.v = tf.Variable(0.0)
+        return self.v.assign_add(x)
+
+
 def test_variable_creation_traces_twice_and_failed_trace_is_counted() -> None:
-    class Counter(tf.Module):
-        def __init__(self) -> None:
-            self.v: Any = None
-
-        @tf.function
-        def __call__(self, x):
-            if self.v is None:
-                self.v = tf.Variable(0.0)
-            return self.v.assign_add(x)
-
     @tf.function
     def bad(x):
         return tf.Variable(x)
@@ -418,16 +421,6 @@ def _scenario_shapes() -> Callable[[], None]:
 
 
 def _scenario_variable_created_on_first_call() -> Callable[[], None]:
-    class Counter(tf.Module):
-        def __init__(self) -> None:
-            self.v: Any = None
-
-        @tf.function
-        def __call__(self, x):
-            if self.v is None:
-                self.v = tf.Variable(0.0)
-            return self.v.assign_add(x)
-
     counter = Counter()
 
     def run() -> None:

@@ -18,7 +18,7 @@ pytest.importorskip("tensorflow")
 ROOT = Path(__file__).resolve().parents[1]
 
 SMALL = {
-    "overhead.py": (["--rounds", "2", "--calls", "5"], ["ratio", "hooks around a no-op"]),
+    "overhead.py": (["--rounds", "2", "--calls", "5"], ["ratio", "around a no-op"]),
     "memory.py": (["--calls", "2000", "--every", "1000", "--baseline", "1000"], ["watched"]),
     "render.py": (["--events", "2000", "--repeats", "1"], ["html"]),
     "import_cost.py": (["--runs", "2"], ["import tfgraph_lab"]),

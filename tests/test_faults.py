@@ -225,6 +225,17 @@ def test_cell_raises_while_tensorflow_is_tracing(shell: Any) -> None:
     assert fn.failed_traces == 1 and fn.calls == 2
 
 
+def test_traceback_of_a_failing_cell_shows_the_cell_not_our_machinery(shell: Any) -> None:
+    assert shell.run_cell("@tf.function\ndef two_args_fn(x, y):\n    return x + y\n").success
+    result = shell.run_cell("%%tracewatch -q\ntwo_args_fn(tf.ones([2]))\n")
+    exc = result.error_in_exec
+    assert isinstance(exc, TypeError)
+    shown = "\n".join(shell.InteractiveTB.structured_traceback(type(exc), exc, exc.__traceback__))
+    assert "missing a required argument" in shown and "two_args_fn(tf.ones([2]))" in shown
+    assert "_magic.py" not in shown and "_hub.py" not in shown, shown
+    assert "skipping hidden" in shown
+
+
 # --------------------------------------------------------------------------- nesting
 
 

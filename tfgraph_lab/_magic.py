@@ -69,6 +69,7 @@ class TraceWatchMagics(Magics):
 
         An exception raised by the cell propagates unchanged after the report is shown.
         """
+        __tracebackhide__ = True  # an error in the cell shows the cell, not this machinery
         try:
             args = parse_argstring(self.tracewatch, line)
         except UsageError:
@@ -101,6 +102,7 @@ class TraceWatchMagics(Magics):
 
     # ------------------------------------------------------------------ the cell
     def _run_watched(self, cell: str, args: Any, budget: TraceBudget | None) -> Any:
+        __tracebackhide__ = True
         from .recorder import TraceRecorder
 
         try:
@@ -155,6 +157,7 @@ class TraceWatchMagics(Magics):
 
     def _exec(self, cell: str) -> Any:
         """Run the cell as ``%%time`` does: transform, compile, exec in ``user_ns``."""
+        __tracebackhide__ = True
         shell: Any = self.shell
         transformed = shell.transform_cell(cell)
         tree = shell.compile.ast_parse(transformed)

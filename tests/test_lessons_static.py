@@ -10,7 +10,9 @@ import pytest
 
 from tfgraph_lab.exercises import EXERCISES
 
-LESSONS = sorted((Path(__file__).resolve().parent.parent / "lessons").glob("[0-9][0-9]_*.ipynb"))
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "lessons").glob("*.ipynb"))
 MACHINE = re.compile(r"/tmp/ipykernel|/root/|/home/\w|/work/|site-packages")
 
 
@@ -36,6 +38,20 @@ def test_lesson_is_clean_and_starts_quietly(path: Path) -> None:
     text = json.dumps([c.get("outputs", []) for c in cells])
     assert not MACHINE.search(text), MACHINE.search(text)
     assert "application/vnd.jupyter.widget-view+json" not in text
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_is_committed_without_outputs(path: Path) -> None:
+    """Predict before you see: no stored output may show an answer (on GitHub, on Binder before
+    the cell runs). nbval executes these unrun cells without comparing outputs."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    assert "widgets" not in notebook["metadata"]
+    for n, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        assert cell["outputs"] == [], f"cell {n} has stored outputs: rebuild with lessons/_build"
+        assert cell["execution_count"] is None, f"cell {n} has an execution count"
+        assert "NBVAL_CHECK_OUTPUT" not in _source(cell), f"cell {n}: nothing stored to check against"
 
 
 @pytest.mark.parametrize("exercise_id", sorted(EXERCISES))

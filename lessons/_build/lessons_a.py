@@ -106,7 +106,7 @@ traced a new graph, and the report says so with the argument, before → after, 
 print(first_report.traces_by_function())
 for event in first_report.retrace_events:
     for reason in event.reasons:
-        print(f"{reason.code:15} {reason.argument}: {reason.before} → {reason.after}")""", check=True),
+        print(f"{reason.code:15} {reason.argument}: {reason.before} → {reason.after}")"""),
         md("""(Calls are numbered from 0 in the report: `call 2` is the third call.)
 
 Other flags you will meet (`%%tracewatch?` shows them all):
@@ -157,7 +157,7 @@ into TensorFlow's runtime."""),
 print("executing eagerly:", tf.executing_eagerly())
 a = tf.constant([[1.0, 2.0], [3.0, 4.0]])
 b = tf.matmul(a, a) + 1.0      # runs now; b holds the values
-print(b.numpy())""", check=True),
+print(b.numpy())"""),
         md("""## Graph: a data structure
 
 `@tf.function` **traces** the Python function once: it runs the Python code with symbolic
@@ -175,7 +175,7 @@ concrete = affine.get_concrete_function(
 ops = concrete.graph.get_operations()
 print(len(ops), "ops in the graph:")
 for op in ops:
-    print(f"  {op.type:12} {op.name}")""", check=True),
+    print(f"  {op.type:12} {op.name}")"""),
         md("""## AutoGraph
 
 Inside a `tf.function`, **AutoGraph** rewrites Python control flow that depends on *tensors*
@@ -196,7 +196,7 @@ a tensor, and fall back to plain Python when it is a Python value — which is w
 `bool` or `int` argument is baked into the graph (lesson 03)."""),
         code("""\
 clip_and_sum_graph = tf.function(clip_and_sum)
-print(clip_and_sum_graph(tf.constant([0.5, 2.0, 0.25])).numpy())""", check=True),
+print(clip_and_sum_graph(tf.constant([0.5, 2.0, 0.25])).numpy())"""),
         md("""## When does the graph win? Measure it
 
 **Predict:** `many_small_ops` below applies 120 tiny ops to an 8×8 matrix. Will the graph be
@@ -265,7 +265,7 @@ def add_one(x):
 print(add_one(tf.constant(1)).numpy())
 print(add_one(tf.constant(2)).numpy())   # same signature (int32 scalar): cached graph, no print
 print(add_one(tf.constant([1, 2])).numpy())  # new shape: traced again, printed again
-print("tracing count:", add_one.experimental_get_tracing_count())""", check=True),
+print("tracing count:", add_one.experimental_get_tracing_count())"""),
         md("""**Observe.** `print` showed a *symbolic* tensor (`Tensor("x:0", shape=(), dtype=int32)`),
 and only twice. The graph contains the `+ 1` op but no `print`. To print on every call, use
 `tf.print` (a TF op that is part of the graph); to count calls, use a `tf.Variable`
@@ -297,7 +297,7 @@ print(concrete.structured_input_signature)
 print(concrete(tf.constant([1.0, 2.0, 3.0])).numpy())
 for n in range(1, 6):
     square_sum(tf.ones([n]))        # every length matches the [None] graph
-print("tracing count:", square_sum.experimental_get_tracing_count())""", check=True),
+print("tracing count:", square_sum.experimental_get_tracing_count())"""),
         md("""## Predict, then check
 
 How many traces will this cell make? (`my_guess` first, then run both cells.)"""),
@@ -378,7 +378,7 @@ print(w.report.warnings[0][:200], "…")"""),
 with tfgraph_lab.watch() as w:
     for step in range(8, 16):
         scaled(x, step * 0.5)
-print("tracing count:", scaled.experimental_get_tracing_count(), "| new warnings:", len(w.report.warnings))""", check=True),
+print("tracing count:", scaled.experimental_get_tracing_count(), "| new warnings:", len(w.report.warnings))"""),
         md("""That is TensorFlow's only signal: *"…triggered tf.function retracing. Tracing is expensive
 and the excessive number of tracings could be due to…"* — no argument, no value. It fires only when 5 of the last ~10 calls traced, at most twice per
 function — the second loop traced 8 more graphs in silence. `%%tracewatch` names the argument
@@ -418,7 +418,7 @@ layer_fixed(x, tf.constant(True))
 out = layer_fixed(x, tf.constant(False))"""),
         code("""\
 print("scaled_fixed:", scaled_fixed.experimental_get_tracing_count(),
-      " layer_fixed:", layer_fixed.experimental_get_tracing_count())""", check=True),
+      " layer_fixed:", layer_fixed.experimental_get_tracing_count())"""),
         md("""## Try it in the lab
 
 Set *flag passed as* to a Python bool, press *Call once*, untick *training*, call again; then
@@ -455,7 +455,7 @@ print([batch.shape[0] for batch in dataset])
 
 @tf.function
 def encode(batch):
-    return tf.nn.relu(tf.matmul(tf.cast(batch, tf.float32), weights))""", check=True),
+    return tf.nn.relu(tf.matmul(tf.cast(batch, tf.float32), weights))"""),
         code("""\
 %%tracewatch
 for batch in dataset:
@@ -479,7 +479,7 @@ def encode_any_batch(batch):
 for batch in dataset:
     encode_any_batch(batch)
 encode_any_batch(features.numpy().astype("float64")[:32])
-print("tracing count:", encode_any_batch.experimental_get_tracing_count())""", check=True),
+print("tracing count:", encode_any_batch.experimental_get_tracing_count())"""),
         md("""The signature is also a contract: a call that does not fit is an error, not a new graph."""),
         code("encode_any_batch(tf.ones([4, 64]))   # 64 features: does not match [None, 128]", "raises-exception"),
         md("""## Cure 2: `reduce_retracing=True`
@@ -494,7 +494,7 @@ def encode_relaxed(batch):
 
 for size in (32, 4, 17, 8, 25):
     encode_relaxed(features[:size])
-print("tracing count:", encode_relaxed.experimental_get_tracing_count())""", check=True),
+print("tracing count:", encode_relaxed.experimental_get_tracing_count())"""),
         code("print(encode_relaxed.pretty_printed_concrete_signatures())   # the second graph takes (None, 128)"),
         md("""## Cure 3: `drop_remainder=True`
 
@@ -503,7 +503,7 @@ If dropping a few examples per epoch is acceptable (training on shuffled data us
 static batch size."""),
         code("""\
 print(dataset.element_spec)
-print(features_ds := tf.data.Dataset.from_tensor_slices(features).batch(32, drop_remainder=True))""", check=True),
+print(features_ds := tf.data.Dataset.from_tensor_slices(features).batch(32, drop_remainder=True))"""),
         md("""## What does `None` cost?
 
 A graph traced for `(None, 128)` knows less: inside it, `batch.shape[0]` is `None`. Code
@@ -518,7 +518,7 @@ def batch_mean(batch):
     n = tf.shape(batch)[0]                       # the dynamic size, known when the graph runs
     return tf.reduce_sum(batch, axis=0) / tf.cast(n, tf.float32)
 
-print(batch_mean(features[:10]).shape)""", check=True),
+print(batch_mean(features[:10]).shape)"""),
         md("""## Try it in the lab
 
 Move the *batch size* slider and press *Call once* after each move; then tick *input_signature

@@ -75,7 +75,7 @@ class Total(tf.Module):
 total = Total(3)
 for _ in range(3):
     result = total(tf.ones([3]))
-print(result.numpy(), "traces:", total.__call__.experimental_get_tracing_count(), "variables:", len(total.variables))""", check=True),
+print(result.numpy(), "traces:", total.__call__.experimental_get_tracing_count(), "variables:", len(total.variables))"""),
         md("""A Keras layer does the same with `build`, which Keras calls once with the input shape before
 the first `call`:"""),
         code("""\
@@ -97,7 +97,7 @@ def apply_scale(x):
 
 for _ in range(3):
     apply_scale(tf.ones([2, 4]))
-print("traces:", apply_scale.experimental_get_tracing_count())""", check=True),
+print("traces:", apply_scale.experimental_get_tracing_count())"""),
         md("""## Variables as arguments do not retrace
 
 A variable's **value** is not part of the cache key — only its dtype and shape. That makes a
@@ -113,7 +113,7 @@ def step_size(grad, lr):
 for epoch in range(4):
     step_size(tf.ones([3]), lr)
     lr.assign(lr * 0.5)                 # a new value, the same graph
-print("traces:", step_size.experimental_get_tracing_count(), "lr now:", round(float(lr.numpy()), 4))""", check=True),
+print("traces:", step_size.experimental_get_tracing_count(), "lr now:", round(float(lr.numpy()), 4))"""),
         md("""## Try it in the lab
 
 Tick *create a tf.Variable inside (anti-pattern)* and press *Call once*: the lab shows the
@@ -184,7 +184,7 @@ cfg = FrozenConfig(2.0)
 apply_config(x, cfg)
 apply_config(x, cfg)                   # the same object: cached
 apply_config(x, FrozenConfig(3.0))     # a new object: traced
-print("traces:", apply_config.experimental_get_tracing_count())""", check=True),
+print("traces:", apply_config.experimental_get_tracing_count())"""),
         md("""Cure: pass the *values* as tensors (`apply_config(x, tf.constant(cfg.scale))`), or keep them
 in `tf.Variable`s on a `tf.Module`.
 
@@ -215,7 +215,7 @@ class Doubler(tf.Module):
 
 a, b = Doubler(), Doubler()
 a(x); a(x); b(x)
-print("a:", a.__call__.experimental_get_tracing_count(), " b:", b.__call__.experimental_get_tracing_count())""", check=True),
+print("a:", a.__call__.experimental_get_tracing_count(), " b:", b.__call__.experimental_get_tracing_count())"""),
         md("""That is expected: create the model once, not one instance per batch.
 
 ## Closures that go stale — without retracing
@@ -233,7 +233,7 @@ def clip(v):
 print(clip(tf.constant([0.2, 0.9])).numpy())
 threshold = 0.8                          # changed...
 print(clip(tf.constant([0.2, 0.9])).numpy(), "← still clipped at 0.5: the graph is stale")
-print("traces:", clip.experimental_get_tracing_count())""", check=True),
+print("traces:", clip.experimental_get_tracing_count())"""),
         md("""No report can show a retrace here — there was none. Cure: pass changing values as arguments
 (tensors), or keep them in a `tf.Variable`, which the graph reads on every call."""),
         *exercise("06-objects"),

@@ -39,10 +39,8 @@ def md(text: str) -> Any:
     return new_markdown_cell(text.strip("\n"))
 
 
-def code(text: str, *tags: str, check: bool = False, hidden: bool = False) -> Any:
+def code(text: str, *tags: str, hidden: bool = False) -> Any:
     source = text.strip("\n")
-    if check:
-        source = "# NBVAL_CHECK_OUTPUT\n" + source
     cell = new_code_cell(source)
     if tags:
         cell.metadata["tags"] = list(tags)
@@ -64,8 +62,26 @@ def _clean_text(text: str) -> str:
     return text
 
 
-def clean(nb: Any) -> Any:
-    """Strip widget state, machine paths, addresses, tracebacks and execution metadata."""
+def strip(nb: Any) -> Any:
+    """The notebook as committed: no outputs, no execution counts, no widget state, stable ids.
+
+    Learners must predict before they see: a stored output would show the answer on GitHub and
+    on Binder before the cell runs. nbval still executes every cell (unrun reference cells are
+    executed, their outputs not compared); ``tests/test_lessons_static.py`` holds this.
+    """
+    nb.metadata.pop("widgets", None)
+    for n, cell in enumerate(nb.cells):
+        cell.id = f"cell-{n:02d}"
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return nb
+
+
+def clean_outputs(nb: Any) -> Any:
+    """Keep outputs (for the facilitators' answer key) but drop machine paths, addresses,
+    widget views, long tracebacks and HTML twins of text outputs."""
     nb.metadata.pop("widgets", None)
     count = 0
     for n, cell in enumerate(nb.cells):
@@ -73,7 +89,7 @@ def clean(nb: Any) -> Any:
         cell.metadata.pop("execution", None)
         if cell.cell_type != "code":
             continue
-        count += 1  # nbval needs counts on cells with outputs ("unrun reference cell" otherwise)
+        count += 1
         cell.execution_count = count
         outputs = []
         for out in cell.get("outputs", []):
@@ -92,6 +108,9 @@ def clean(nb: Any) -> Any:
                 if "application/vnd.jupyter.widget-view+json" in data:
                     data.pop("application/vnd.jupyter.widget-view+json")
                     data["text/plain"] = "(interactive lab: run the cell to use it)"
+                if "text/plain" in data:  # the text twin reads well on GitHub and in diffs
+                    for key in [k for k in data if k != "text/plain"]:
+                        data.pop(key)
                 for key in list(data):
                     if isinstance(data[key], str):
                         data[key] = _clean_text(data[key])

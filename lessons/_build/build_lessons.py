@@ -38,7 +38,7 @@ def main(argv: list[str]) -> None:
         nb = notebook(LESSONS[name]())
         path = HERE / f"{name}.ipynb"
         if run:
-            ran, seconds, rss = execute(nb, str(HERE))
+            _ran, seconds, rss = execute(nb, str(HERE))
             print(f"{name}: {seconds:5.1f} s  {rss}", flush=True)
         nbformat.write(strip(nb), path)
     if run:

@@ -20,17 +20,17 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 import tensorflow as tf
 
 import tfgraph_lab
-from tfgraph_lab import _hub
+from tfgraph_lab import _history, _hub
 from tfgraph_lab import _tf_adapter as tfa
 
 STEPS = {
     (tfa, "signature_of"),
     (tfa, "call_signature"),
     (tfa, "current_context"),
-    (tfa, "caller_location"),
+    (_hub, "caller_location"),
     (tfa, "scalar_captures"),
     (tfa, "graph_fingerprint"),
-    (_hub, "explain_trace"),
+    (_history, "explain_trace"),
     (_hub, "explain_failure"),
 }
 spent: dict[str, float] = defaultdict(float)

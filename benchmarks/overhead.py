@@ -158,7 +158,8 @@ def measure(name: str, make: Callable[[], Workload], rounds: int, calls: int) ->
 def hook_cost_us() -> tuple[float, float]:
     """µs the hooks add to one call whose TensorFlow part is a no-op: for a function with one
     graph (no ``_call_flat`` hook needed) and for one with two (that hook runs too)."""
-    from tfgraph_lab._hub import HUB, _make_call_flat_hook, _make_call_hook
+    from tfgraph_lab._hooks import make_call_flat_hook, make_call_hook
+    from tfgraph_lab._hub import HUB
 
     @tf.function
     def identity(x):
@@ -182,11 +183,11 @@ def hook_cost_us() -> tuple[float, float]:
     bare = per_call(no_op_call)
     costs = []
     with tfgraph_lab.watch():
-        hooked = _make_call_hook(HUB, no_op_call)
+        hooked = make_call_hook(HUB, no_op_call)
         for graphs in (1, 2):
             if graphs == 2:
                 identity(tf.ones([2]))  # a second graph: the hub installs the _call_flat hook
-                flat = _make_call_flat_hook(HUB, no_op_flat)
+                flat = make_call_flat_hook(HUB, no_op_flat)
             hooked(identity, x)  # registers the function with the hub
             costs.append((per_call(hooked) - bare) * 1e6)
     return costs[0], costs[1]

@@ -12,7 +12,7 @@ import argparse
 import statistics
 import time
 
-from tfgraph_lab.records import Event, FunctionSummary, GraphSummary, Reason
+from tfgraph_lab.datatypes import Event, FunctionSummary, GraphSummary, Reason
 from tfgraph_lab.report import TraceReport
 
 BUDGET_SECONDS = 0.5

@@ -15,7 +15,7 @@ import pytest
 def _tf_state() -> tuple[object, ...] | None:
     from tfgraph_lab import _tf_adapter as tfa
 
-    h = tfa._HANDLES
+    h = tfa.loaded_handles()
     if h is None:
         return None
     import logging

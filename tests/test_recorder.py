@@ -511,7 +511,7 @@ def test_inferred_hits_equal_the_hits_the_call_flat_hook_reports(name: str) -> N
         run()
     run = SCENARIOS[name]()
     with tfgraph_lab.watch() as hooked:
-        HUB._need_call_flat_hook()
+        HUB.need_call_flat_hook()
         assert _call_flat_hooked()
         run()
     assert _hits(inferred.report) == _hits(hooked.report)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tfgraph_lab.records import Event, FunctionSummary, GraphSummary, Reason
+from tfgraph_lab.datatypes import Event, FunctionSummary, GraphSummary, Reason
 from tfgraph_lab.report import TraceReport
 
 

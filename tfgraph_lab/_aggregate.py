@@ -1,8 +1,9 @@
-"""Turn the recorder's log entries into plain summaries and events.
+"""Turn a watch's log entries into plain summaries and events (the report's content).
 
-The recorder's hot path appends a tuple ``(state, seconds, graph)`` per cache hit and a
-``CallRecord`` for everything else; this module is the one reader of that format. It imports no
-TensorFlow (the entries hold plain data and weak references only).
+The hooks append a tuple ``(state, seconds, graph)`` per cache hit and a ``CallRecord`` for
+everything else (see :mod:`tfgraph_lab._calllog`); this module is the one reader of those
+entries. It imports no TensorFlow (the entries hold plain data and weak references only; the
+stale-capture check reads a function's closure through :mod:`tfgraph_lab._tf_adapter`).
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._calllog import HitRun
-from .records import CallRun, Event, FunctionSummary, GraphSummary
+from . import _tf_adapter as tfa
+from ._calllog import CallRecord, GraphState, HitRun, LogEntry
+from .datatypes import CallRun, Event, FunctionSummary, GraphSummary
 from .suggest import suggest_fix
 
-__all__ = ["Aggregate", "aggregate"]
+__all__ = ["Aggregate", "aggregate", "stale_capture_hints"]
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,6 @@ def aggregate(
     Each function's graph cache lists every graph its objects held by ``log_end`` (the end of
     this watch in the shared log), including graphs traced before the watch began.
     """
-    from .recorder import CallRecord
-
     accs: dict[tuple[str, str], _Acc] = {}
     events: list[Event] = []
     runs: list[CallRun] = []
@@ -234,3 +234,29 @@ def aggregate(
             suggestions[f"{info.qualname}\0{info.filename}"] = suggestion
     summaries.sort(key=lambda f: (f.framework, -f.retraces, -f.traces, f.qualname))
     return Aggregate(tuple(summaries), tuple(events), tuple(runs), suggestions)
+
+
+def stale_capture_hints(entries: list[LogEntry]) -> dict[tuple[str, str], list[str]]:
+    """Python scalars a traced body read (closure, globals, ``self``) that have changed since:
+    the graph still holds the old value. A hint, never a retrace."""
+    latest: dict[int, GraphState] = {}
+    for entry in entries:
+        if type(entry) is CallRecord:
+            for graph in entry.traces:
+                if graph.captures:
+                    latest[id(entry.state)] = graph
+    hints: dict[tuple[str, str], list[str]] = {}
+    for graph in latest.values():
+        fn = graph.state.ref()
+        if fn is None:
+            continue
+        now = tfa.scalar_captures(fn)
+        for name, old in graph.captures.items():
+            if name in now and now[name] != old:
+                hints.setdefault(graph.state.key, []).append(
+                    f"`{name}` was {old} when {graph.state.info.qualname} was traced and is "
+                    f"{now[name]} now, but the graph still uses {old}: closures, globals and "
+                    f"attributes are not part of the cache key, so this did not retrace. Pass "
+                    f"`{name}` as an argument (a tensor or tf.Variable) if it changes."
+                )
+    return hints

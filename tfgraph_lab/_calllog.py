@@ -1,27 +1,183 @@
-"""The shared call log and how it stays bounded: runs of cache hits fold into ``HitRun``s.
+"""The log entries of a watch, in one place: what the hooks append and what the report reads.
 
-The recorder's hot path appends one tuple ``(state, seconds, graph)`` per cache hit and a
-``CallRecord`` for every call that traced, failed or ran eagerly. Past a budget, consecutive
-hits are folded into ``HitRun`` entries of up to ``BLOCK`` calls each: exact counts, time and
-per-graph hits are kept; the per-call detail is not. Records of traces are never folded, so
-every retrace stays explained. Positions are *logical* (``len(entries) + removed``) so graph
-positions and watch boundaries survive folding. Plain Python only: no TensorFlow.
+* :class:`FunctionState` — one tf.function object the hooks have seen (held weakly), with its
+  :class:`GraphState` objects (one per graph in its cache);
+* a cache hit is the hot path's tuple ``(state, seconds, graph_or_None)``; everything else (a
+  call that traced, raised or ran eagerly, or a trace made without a call) is a
+  :class:`CallRecord`;
+* :class:`CallLog` — the shared, append-only list of those entries. Past a budget, runs of
+  consecutive hits are summarised into :class:`HitRun` entries of up to ``BLOCK`` calls each:
+  exact counts, time and per-graph hits are kept; the per-call detail is not. Records of traces
+  are never summarised, so every retrace stays explained. Positions are *logical*
+  (``len(entries) + removed``) so graph positions and watch boundaries survive summarising;
+* :class:`LiveCounters` — running totals for live displays;
+* :class:`WatchLog` — one watch's view of the shared log (where it began, what came since).
+
+Writers: the hub and its hooks (:mod:`tfgraph_lab._hub`, :mod:`tfgraph_lab._hooks`). The one
+reader: :mod:`tfgraph_lab._aggregate`. Plain Python: imports no TensorFlow, no IPython; holds no
+strong reference to a user argument, a ``Function`` or a concrete function.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["BLOCK", "KEEP_FIRST", "CallLog", "HitRun"]
+from .datatypes import Reason, Signature
+
+if TYPE_CHECKING:
+    from ._tf_adapter import FunctionInfo, TFHandles
+
+__all__ = [
+    "BLOCK",
+    "KEEP_FIRST",
+    "CallLog",
+    "CallRecord",
+    "FunctionState",
+    "GraphState",
+    "HitRun",
+    "LiveCounters",
+    "LogEntry",
+    "WatchLog",
+]
 
 KEEP_FIRST = 20_000  # per-call events kept in full at the start of the newest watch
 BLOCK = 1_000  # cache hits per HitRun: the timeline keeps one point per block
-WINDOW = 50_000  # fold again once this many new entries arrived
+WINDOW = 50_000  # summarise again once this many new entries arrived
+
+
+class FunctionState:
+    """What the recorder knows of one tf.function object (held weakly)."""
+
+    __slots__ = (
+        "__weakref__",
+        "collected",
+        "graph_list",
+        "graphs",
+        "hit_graph",
+        "info",
+        "key",
+        "object_no",
+        "ref",
+        "traced",
+    )
+
+    def __init__(self, info: FunctionInfo, ref: Any, object_no: int) -> None:
+        self.info = info
+        self.key = (info.qualname, info.filename)
+        self.ref = ref
+        self.object_no = object_no
+        self.graphs: dict[int, GraphState] = {}
+        self.graph_list: list[GraphState] = []
+        self.traced = False
+        self.collected = False
+        # The graph every cache hit runs, when that is certain (see _Hub.pin_hit_graph); else
+        # None and only the _call_flat hook can tell which graph ran.
+        self.hit_graph: GraphState | None = None
+
+
+class GraphState:
+    """One graph (concrete function) of a function object."""
+
+    __slots__ = (
+        "captures",
+        "cf_ref",
+        "generalised",
+        "in_watch",
+        "log_pos",
+        "retrace",
+        "scope",
+        "scope_known",
+        "seq",
+        "signature",
+        "state",
+        "via",
+        "wasted_of",
+    )
+
+    def __init__(
+        self, state: FunctionState, signature: Signature, via: str, scope: str, in_watch: bool
+    ) -> None:
+        self.state = state
+        self.signature = signature
+        self.via = via
+        self.scope = scope
+        self.scope_known = True  # False for a graph found in the cache of an older TF
+        self.in_watch = in_watch
+        self.seq = len(state.graph_list)
+        self.cf_ref: Any = None
+        self.retrace = False
+        self.log_pos = 0  # logical position in the shared log when the graph appeared
+        self.generalised = False  # reduce_retracing relaxed the call's signature for it
+        self.wasted_of: int | None = None  # same graph as this cached one but for constants
+        self.captures: dict[str, str] = {}  # Python scalars the body read from closure/globals
+
+
+class CallRecord:
+    """A call (or a trace without a call) that needs more than the hot path's tuple."""
+
+    __slots__ = (
+        "caller",
+        "eager",
+        "error",
+        "failed_trace",
+        "graph",
+        "reasons",
+        "seconds",
+        "state",
+        "thread",
+        "traces",
+        "via",
+    )
+
+    def __init__(self, state: FunctionState, via: str, seconds: float) -> None:
+        self.state = state
+        self.via = via
+        self.seconds = seconds
+        self.traces: list[GraphState] = []
+        self.graph: GraphState | None = None
+        self.eager = False
+        self.error: str | None = None
+        self.failed_trace = False
+        self.caller: str | None = None
+        self.thread: str | None = None
+        self.reasons: tuple[Reason, ...] = ()
+
+
+@dataclass
+class LiveCounters:
+    """Cheap running totals of a watch in progress, for live displays (no report rebuild).
+
+    ``recent`` holds ``(seconds, traced)`` of the latest calls, oldest first.
+    """
+
+    calls: int = 0
+    traces: int = 0
+    retraces: int = 0
+    trace_seconds: float = 0.0
+    records: int = 0  # entries that were not plain cache hits
+    non_calls: int = 0  # traces made without a call (get_concrete_function, tf.data, …)
+    last_retrace: tuple[str, tuple[Reason, ...]] | None = None
+    recent: list[tuple[float, bool]] = field(default_factory=list)
+
+    def minus(self, start: LiveCounters) -> LiveCounters:
+        return LiveCounters(
+            traces=self.traces - start.traces,
+            retraces=self.retraces - start.retraces,
+            trace_seconds=self.trace_seconds - start.trace_seconds,
+            records=self.records - start.records,
+            non_calls=self.non_calls - start.non_calls,
+            last_retrace=self.last_retrace,
+        )
+
+
+# A log entry is a hot-path hit ``(state, seconds, graph_or_None)``, a CallRecord or a HitRun.
+LogEntry = Any
 
 
 class HitRun:
-    """Consecutive cache hits folded into one entry."""
+    """Consecutive cache hits summarised into one entry."""
 
     __slots__ = ("calls", "graphs", "max_seconds", "seconds", "states")
 
@@ -52,34 +208,34 @@ class HitRun:
 
 
 class CallLog:
-    """An append-only list of entries that folds old cache hits when it grows."""
+    """An append-only list of entries that summarises old cache hits when it grows."""
 
     def __init__(self) -> None:
         self.entries: list[Any] = []
         self.append = self.entries.append  # the hot path's one call
         self.removed = 0
-        self.folded_upto = 0
-        self.fold_at = KEEP_FIRST + WINDOW
+        self.summarised_upto = 0
+        self.summarise_at = KEEP_FIRST + WINDOW
         self._lock = threading.Lock()
 
     def position(self) -> int:
         """The logical position of the next entry."""
         return len(self.entries) + self.removed
 
-    def maybe_fold(self, newest_start: int) -> None:
-        """Fold hits between the kept head of the newest watch and the end of the log.
+    def summarise_hits(self, newest_start: int) -> None:
+        """Summarise hits between the kept head of the newest watch and the end of the log.
 
-        ``newest_start`` is the list index where the newest active watch began. Folding only
+        ``newest_start`` is the list index where the newest active watch began. Summarising only
         touches entries after it, so the list index where any active watch began never moves.
         """
-        if len(self.entries) < self.fold_at:
+        if len(self.entries) < self.summarise_at:
             return
         with self._lock:
             entries = self.entries
-            floor = max(newest_start + KEEP_FIRST, self.folded_upto)
+            floor = max(newest_start + KEEP_FIRST, self.summarised_upto)
             end = len(entries)
             if end - floor < BLOCK:
-                self.fold_at = end + WINDOW
+                self.summarise_at = end + WINDOW
                 return
             out: list[Any] = []
             run: HitRun | None = None
@@ -94,5 +250,60 @@ class CallLog:
                     run = None
             entries[floor:end] = out  # one list operation: appends from other threads survive
             self.removed += (end - floor) - len(out)
-            self.folded_upto = floor + len(out)
-            self.fold_at = len(entries) + WINDOW
+            self.summarised_upto = floor + len(out)
+            self.summarise_at = len(entries) + WINDOW
+
+
+class WatchLog:
+    """One watch's view of the hub's shared log: where it began and what arrived since.
+
+    ``Hub.attach`` returns it; the recorder keeps it and reads through it (the hub never
+    touches the recorder). Valid while attached; afterwards the recorder keeps copies.
+    """
+
+    __slots__ = (
+        "_warnings",
+        "calllog",
+        "counters_start",
+        "handles",
+        "live",
+        "start",
+        "start_pos",
+        "warnings_start",
+    )
+
+    def __init__(
+        self, calllog: CallLog, warnings: list[str], counters: LiveCounters, handles: TFHandles
+    ) -> None:
+        self.handles = handles
+        self.calllog = calllog
+        self.live = counters
+        self._warnings = warnings
+        self.start = len(calllog.entries)  # a list index: summarising only happens after it
+        self.start_pos = calllog.position()
+        self.counters_start = replace(counters)
+        self.warnings_start = len(warnings)
+
+    def entries(self) -> list[LogEntry]:
+        """This watch's entries so far (a copy of the slice)."""
+        return self.calllog.entries[self.start :]
+
+    def position(self) -> int:
+        """The logical position in the shared log just past the latest entry."""
+        return self.calllog.position()
+
+    def warnings(self) -> list[str]:
+        return self._warnings[self.warnings_start :]
+
+    def counters(self, recent: int) -> LiveCounters:
+        """Running totals since the watch began, with ``(seconds, traced)`` of the last calls."""
+        counters = self.live.minus(self.counters_start)
+        counters.calls = self.calllog.position() - self.start_pos - counters.non_calls
+        entries = self.calllog.entries
+        tail = entries[max(self.start, len(entries) - recent) :]
+        counters.recent = [
+            (entry[1], False) if type(entry) is tuple else (entry.seconds, bool(entry.traces))
+            for entry in tail
+            if type(entry) is tuple or getattr(entry, "via", "") == "call"
+        ]
+        return counters

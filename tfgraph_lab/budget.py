@@ -9,17 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
+from .datatypes import FunctionSummary
 from .errors import UsageProblem
 
 __all__ = ["TraceBudget"]
-
-
-class _Summary(Protocol):
-    qualname: str
-    traces: int
-    framework: bool
 
 
 @dataclass(frozen=True)
@@ -81,7 +75,7 @@ class TraceBudget:
             return None
         return self.default
 
-    def overruns(self, functions: Iterable[_Summary]) -> list[tuple[str, int, int]]:
+    def overruns(self, functions: Iterable[FunctionSummary]) -> list[tuple[str, int, int]]:
         """``(qualname, traces, budget)`` for every function that traced more than allowed."""
         out = []
         for fn in functions:

@@ -1,8 +1,8 @@
 """Why did this trace happen? Pure signature diffs → reasons with a message and a fix.
 
-Input is plain data (:class:`~tfgraph_lab.records.Signature`): the new graph's signature, the
+Input is plain data (:class:`~tfgraph_lab.datatypes.Signature`): the new graph's signature, the
 call's own signature when ``reduce_retracing`` relaxed it, and the signatures already cached
-for the same function object. Output is a list of :class:`~tfgraph_lab.records.Reason` with the
+for the same function object. Output is a list of :class:`~tfgraph_lab.datatypes.Reason` with the
 stable codes of DESIGN.md. No TensorFlow, no IPython: table-driven tests cover it directly.
 """
 
@@ -10,9 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .records import ArgLeaf, Reason, Signature
+from .datatypes import ArgLeaf, Reason, Signature
 
-__all__ = ["CODES", "explain_failure", "explain_trace", "input_signature_text", "mark_wasted"]
+__all__ = [
+    "CODES",
+    "NOT_RETRACES",
+    "explain_failure",
+    "explain_trace",
+    "input_signature_text",
+    "mark_wasted",
+]
 
 CODES = (
     "first-trace",
@@ -29,6 +36,10 @@ CODES = (
     "context-changed",
     "unexplained",
 )
+
+#: Codes of traces that are not retraces: every function object traces once, and a first call
+#: that creates variables traces a second time (see :func:`explain_trace`).
+NOT_RETRACES = ("first-trace", "variable-creation")
 
 _KIND_WORDS = {
     "tensor": "Tensor",

@@ -1,70 +1,36 @@
 """The trace recorder: ``TraceRecorder`` and ``watch()``, the public face of the hub.
 
-A recorder marks where its watch begins and ends in the hub's shared log (see
-:mod:`tfgraph_lab._hub`, which owns the hooks in TensorFlow) and builds the
-:class:`~tfgraph_lab.report.TraceReport` from that slice. Imports TensorFlow only through the
-hub and :mod:`tfgraph_lab._tf_adapter`; never IPython (``live=True`` loads the live view lazily).
+A recorder attaches to the hub (:mod:`tfgraph_lab._hub`, which owns the hooks in TensorFlow),
+keeps the :class:`~tfgraph_lab._calllog.WatchLog` it gets back (where its watch begins in the
+shared log) and, when asked, builds the :class:`~tfgraph_lab.report.TraceReport` from that
+slice through :mod:`tfgraph_lab._aggregate`. Imports TensorFlow only through the hub; never
+IPython (``live=True`` loads the live view lazily).
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from . import _tf_adapter as tfa
+from ._aggregate import aggregate, stale_capture_hints
+from ._calllog import CallRecord, LiveCounters, LogEntry, WatchLog
 from ._hub import HUB as _HUB
-from ._hub import NOT_RETRACES, CallRecord, GraphState, LiveCounters, LogEntry, RetraceWarningHandler
+from ._hub import hooks_installed
 from .budget import TraceBudget
 from .errors import TraceBudgetExceeded
+from .explain import NOT_RETRACES
+from .report import TraceReport
 
 __all__ = ["NOT_RETRACES", "CallRecord", "LiveCounters", "TraceRecorder", "is_patched", "watch"]
 
 _perf = time.perf_counter
 
 
-def stale_capture_hints(entries: list[LogEntry]) -> dict[tuple[str, str], list[str]]:
-    """Python scalars a traced body read (closure, globals, ``self``) that have changed since:
-    the graph still holds the old value. A hint, never a retrace."""
-    latest: dict[int, GraphState] = {}
-    for entry in entries:
-        if type(entry) is CallRecord:
-            for graph in entry.traces:
-                if graph.captures:
-                    latest[id(entry.state)] = graph
-    hints: dict[tuple[str, str], list[str]] = {}
-    for graph in latest.values():
-        fn = graph.state.ref()
-        if fn is None:
-            continue
-        now = tfa.scalar_captures(fn)
-        for name, old in graph.captures.items():
-            if name in now and now[name] != old:
-                hints.setdefault(graph.state.key, []).append(
-                    f"`{name}` was {old} when {graph.state.info.qualname} was traced and is "
-                    f"{now[name]} now, but the graph still uses {old}: closures, globals and "
-                    f"attributes are not part of the cache key, so this did not retrace. Pass "
-                    f"`{name}` as an argument (a tensor or tf.Variable) if it changes."
-                )
-    return hints
-
-
 def is_patched() -> bool:
     """True while any tfgraph_lab hook is installed in TensorFlow."""
-    h = tfa._HANDLES
-    if h is None:
-        return False
-    hooked = [h.function_class.__dict__.get("__call__")]
-    hooked.append(h.function_class.__dict__.get("_get_concrete_function_garbage_collected"))
-    if h.concrete_function_class is not None:
-        hooked.append(h.concrete_function_class.__dict__.get("_call_flat"))
-    if any(getattr(x, "_tfgraph_lab_hook", False) for x in hooked):
-        return True
-    if h.callbacks is not None and any(getattr(cb, "__self__", None) is _HUB for cb in h.callbacks):
-        return True
-    return any(isinstance(x, RetraceWarningHandler) for x in logging.getLogger("tensorflow").handlers)
+    return hooks_installed()
 
 
 class TraceRecorder:
@@ -76,14 +42,11 @@ class TraceRecorder:
     def __init__(self, max_traces: TraceBudget | int | str | None = None) -> None:
         self.budget = TraceBudget.parse(max_traces)
         self.hints: dict[tuple[str, str], list[str]] = {}
-        self._start = 0
-        self._start_pos = 0
-        self._counters_start = LiveCounters()
+        self._log: WatchLog | None = None
         self._end = 0
-        self._warnings_start = 0
         self._entries: list[LogEntry] | None = None
         self._warnings: list[str] = []
-        self._report: Any = None
+        self._report: TraceReport | None = None
         self.active = False
         self.started_at = 0.0
         self.seconds = 0.0
@@ -94,12 +57,13 @@ class TraceRecorder:
     def start(self) -> TraceRecorder:
         if self.active:
             raise RuntimeError("this TraceRecorder is already recording")
-        _HUB.attach(self)
-        h = _HUB.handles
-        assert h is not None
+        log = self._log = _HUB.attach()
+        h = log.handles
         self.tf_version = h.version
         self.degraded = h.missing
         self.eager_at_start = h.run_functions_eagerly()
+        self._entries = None
+        self._report = None
         self.started_at = _perf()
         self.active = True
         return self
@@ -108,29 +72,33 @@ class TraceRecorder:
         if not self.active:
             return
         self.seconds = _perf() - self.started_at
+        log = self._log
+        assert log is not None
         try:
-            self._end = _HUB.calllog.position()
-            self._entries = _HUB.log[self._start :]
+            self._end = log.position()
+            self._entries = log.entries()
             self.hints = stale_capture_hints(self._entries)
-            self._warnings = _HUB.warnings[self._warnings_start :]
+            self._warnings = log.warnings()
         finally:
             self.active = False
-            _HUB.detach(self)
+            _HUB.detach(log)
 
     def entries(self) -> list[LogEntry]:
         """The log entries of this watch so far (a copy)."""
         if self._entries is not None:
             return list(self._entries)
-        return _HUB.log[self._start :]
+        return self._log.entries() if self._log is not None else []
 
     @property
     def log_end(self) -> int:
         """Logical position in the shared log just past this watch's last entry."""
-        return self._end if not self.active else _HUB.calllog.position()
+        if self.active and self._log is not None:
+            return self._log.position()
+        return self._end
 
     def live_counters(self, recent: int = 120) -> LiveCounters:
         """Running totals of this watch without rebuilding the report (cheap: O(recent))."""
-        if not self.active:
+        if not self.active or self._log is None:
             report = self.report
             return LiveCounters(
                 calls=report.calls,
@@ -138,31 +106,36 @@ class TraceRecorder:
                 retraces=report.retraces,
                 trace_seconds=report.trace_seconds,
             )
-        counters = _HUB.counters.minus(self._counters_start)
-        counters.calls = _HUB.calllog.position() - self._start_pos - counters.non_calls
-        tail = _HUB.log[max(self._start, len(_HUB.log) - recent) :]
-        counters.recent = [
-            (entry[1], False) if type(entry) is tuple else (entry.seconds, bool(entry.traces))
-            for entry in tail
-            if type(entry) is tuple or getattr(entry, "via", "") == "call"
-        ]
-        return counters
+        return self._log.counters(recent)
 
     def warnings(self) -> list[str]:
-        if self.active:
-            return _HUB.warnings[self._warnings_start :]
+        if self.active and self._log is not None:
+            return self._log.warnings()
         return list(self._warnings)
 
     @property
-    def report(self) -> Any:
+    def report(self) -> TraceReport:
         """The :class:`~tfgraph_lab.report.TraceReport` (a live snapshot while recording)."""
-        from .report import TraceReport
-
         if self.active:
-            return TraceReport.from_recorder(self)
+            return self._build_report()
         if self._report is None:
-            self._report = TraceReport.from_recorder(self)
+            self._report = self._build_report()
         return self._report
+
+    def _build_report(self) -> TraceReport:
+        agg = aggregate(self.entries(), self.log_end, self.hints)
+        return TraceReport(
+            functions=agg.functions,
+            events=agg.events,
+            runs=agg.runs,
+            warnings=tuple(self.warnings()),
+            seconds=self.seconds,
+            tf_version=self.tf_version,
+            eager_calls=sum(f.eager_calls for f in agg.functions),
+            degraded=self.degraded,
+            budget=self.budget.describe() if self.budget is not None else None,
+            suggestions=agg.suggestions,
+        )
 
     def check_budget(self) -> None:
         """Raise :class:`TraceBudgetExceeded` when a function traced more than allowed."""

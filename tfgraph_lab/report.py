@@ -1,8 +1,9 @@
 """TraceReport: what a watch saw, as plain data with summaries, JSON and rich display.
 
-Built once from the recorder's log (see :meth:`TraceReport.from_recorder`); afterwards it holds
-only strings and numbers, so it can be stored, compared, serialised and rendered anywhere.
-Imports neither TensorFlow nor IPython.
+A sink: the recorder builds it (:meth:`tfgraph_lab.recorder.TraceRecorder.report`) or
+:meth:`TraceReport.from_dict` reads it back; it holds only strings and numbers, so it can be
+stored, compared, serialised and rendered anywhere. Imports nothing from the recording side
+(recorder, hub, log, adapter), neither TensorFlow nor IPython.
 """
 
 from __future__ import annotations
@@ -10,12 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .records import CallRun, Event, FunctionSummary, GraphSummary, Reason
-
-if TYPE_CHECKING:
-    from .recorder import TraceRecorder
+from .datatypes import CallRun, Event, FunctionSummary, GraphSummary, Reason
 
 __all__ = ["JSON_VERSION", "TraceReport"]
 
@@ -42,27 +40,6 @@ class TraceReport:
     compare_eager: dict[str, float] | None = None
     suggestions: dict[str, str] = field(default_factory=dict)
     runs: tuple[CallRun, ...] = ()
-
-    # ------------------------------------------------------------------ building
-    @classmethod
-    def from_recorder(cls, recorder: TraceRecorder) -> TraceReport:
-        from ._aggregate import aggregate
-
-        agg = aggregate(recorder.entries(), recorder.log_end, recorder.hints)
-        functions = agg.functions
-        budget = recorder.budget.describe() if recorder.budget is not None else None
-        return cls(
-            functions=functions,
-            events=agg.events,
-            runs=agg.runs,
-            warnings=tuple(recorder.warnings()),
-            seconds=recorder.seconds,
-            tf_version=recorder.tf_version,
-            eager_calls=sum(f.eager_calls for f in functions),
-            degraded=recorder.degraded,
-            budget=budget,
-            suggestions=agg.suggestions,
-        )
 
     def with_options(self, **changes: Any) -> TraceReport:
         """A copy with some fields changed (e.g. ``show_framework=True``)."""

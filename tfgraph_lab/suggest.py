@@ -1,6 +1,6 @@
 """From a function's retrace reasons to one code change a learner can paste.
 
-Pure: works on :mod:`tfgraph_lab.records` data only. ``suggest_fix`` returns the decorator or
+Pure: works on :mod:`tfgraph_lab.datatypes` data only. ``suggest_fix`` returns the decorator or
 call change that addresses the function's retraces (``report.suggest(qualname)``), or None
 when the function did not retrace for a reason worth fixing.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from .datatypes import FunctionSummary, Reason, Signature
 from .explain import _spec_for
-from .records import FunctionSummary, Reason, Signature
 
 __all__ = ["signature_from_history", "suggest_fix"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..records import Event, FunctionSummary
+from ..datatypes import Event, FunctionSummary
 from .format import fmt_seconds, plural, short_path
 from .text import MAX_RETRACES_SHOWN, _ratio_text, cost_text, headline, notices
 from .timeline import TimelinePoint, timeline

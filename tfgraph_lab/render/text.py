@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..records import Event, FunctionSummary
+from ..datatypes import Event, FunctionSummary
 from .format import fmt_seconds, plural, short_path
 
 if TYPE_CHECKING:

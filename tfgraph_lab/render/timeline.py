@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..records import CallRun, Event
+from ..datatypes import CallRun, Event
 
 __all__ = ["TimelinePoint", "timeline"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from ..records import Reason
+from ..datatypes import Reason
 from ..render.format import fmt_seconds
 
 __all__ = ["CSS", "chart_svg", "reasons_html", "stat_html", "table_html"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..records import Event, FunctionSummary
+from ..datatypes import Event, FunctionSummary
 from ..render.format import fmt_seconds
 from ..render.text import headline
 from ._common import CSS, reasons_html, stat_html, table_html

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..datatypes import Event, Reason
 from ..recorder import NOT_RETRACES, watch
-from ..records import Event, Reason
 from .scenario import LabScenario, LabSettings
 
 __all__ = ["ActionResult", "CallPoint", "GraphRow", "LabSession", "LabState"]

@@ -1,7 +1,9 @@
 """TensorFlow's trace types rendered as plain data: argument leaves and signature texts.
 
+Part of the adapter (:mod:`tfgraph_lab._tf_adapter`).
+
 ``signature_of(function_type)`` flattens a TF ``FunctionType`` (of a graph or of a call) into
-:class:`~tfgraph_lab.records.ArgLeaf` leaves — tensors, Python values, variables, objects,
+:class:`~tfgraph_lab.datatypes.ArgLeaf` leaves — tensors, Python values, variables, objects,
 containers — with a path per leaf (``x``, ``batch[0]``, ``cfg['lr']``, ``p.x``). It reads the
 public attributes of TF's TraceType classes by class name (``TensorSpec``, ``Literal``,
 ``Tuple``, ``List``, ``NamedTuple``, ``Attrs``, ``Dict``, ``Weakref``, ``VariableSpec``; TF
@@ -16,14 +18,14 @@ import threading
 import weakref
 from typing import Any
 
-from .records import ArgLeaf, Signature, format_shape
+from ..datatypes import ArgLeaf, Signature, format_shape
 
-__all__ = ["signature_of"]
+__all__ = ["signature_of", "signature_text", "value_text"]
 
 MAX_VALUE_CHARS = 60
 
 
-def _signature_text(signature: Any) -> str | None:
+def signature_text(signature: Any) -> str | None:
     if signature is None:
         return None
     try:
@@ -71,7 +73,7 @@ def _shape_tuple(shape: Any) -> tuple[int | None, ...] | None:
     return tuple(None if d is None else int(d) for d in dims)
 
 
-def _value_text(value: Any) -> str:
+def value_text(value: Any) -> str:
     if isinstance(value, float) and math.isnan(value):
         return "nan"
     if type(value).__name__ == "NanMarker" or value is getattr(value, "NanMarker", None):
@@ -130,11 +132,11 @@ def _flatten(path: str, tc: Any, out: list[ArgLeaf]) -> None:
         value = tc.value
         type_name = "float" if type(value).__name__ == "NanMarker" else type(value).__name__
         if type_name in _SCALAR_TYPES:
-            out.append(ArgLeaf(path, "python", type_name, value=_value_text(value)))
+            out.append(ArgLeaf(path, "python", type_name, value=value_text(value)))
         elif type(value).__eq__ is object.__eq__:  # type: ignore[comparison-overlap]  # by identity
             out.append(ArgLeaf(path, "object", type(value).__qualname__, value=_object_label(value)))
         else:  # hashable and compared by value (a frozen dataclass, an enum…): show the value
-            out.append(ArgLeaf(path, "object", type(value).__qualname__, value=_value_text(value)))
+            out.append(ArgLeaf(path, "object", type(value).__qualname__, value=value_text(value)))
     elif cls in ("Tuple", "List"):
         items = tc.components if cls == "Tuple" else tc.components_tuple.components
         kind = "tuple" if cls == "Tuple" else "list"
@@ -181,7 +183,7 @@ def _type_text(tc: Any) -> str:
     if cls in ("TensorSpec", "BoundedTensorSpec"):
         return f"TensorSpec(shape={_shape_text(tc.shape)}, dtype=tf.{tc.dtype.name})"
     if cls == "Literal":
-        return _value_text(tc.value)
+        return value_text(tc.value)
     if cls == "Tuple":
         inner = ", ".join(_type_text(c) for c in tc.components)
         return f"({inner},)" if len(tc.components) == 1 else f"({inner})"

@@ -1,0 +1,85 @@
+"""Why a new graph was traced: its explanation against the graphs before it, and the history
+that outlives a single watch.
+
+The history records which Python code has been traced by how many ``tf.function`` objects, so
+that a re-run notebook cell or ``tf.function(f)`` in a loop is named ``new-function-object``.
+It holds strings, numbers and signatures only. Called by the hub on the slow path (a call that
+traced); the reasons themselves come from the pure :mod:`tfgraph_lab.explain`. Imports
+TensorFlow only through :mod:`tfgraph_lab._tf_adapter`; never IPython.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import _tf_adapter as tfa
+from ._calllog import FunctionState, GraphState
+from .datatypes import Reason, Signature
+from .explain import NOT_RETRACES, explain_trace, mark_wasted
+
+__all__ = ["HISTORY", "History", "explain_new_graph"]
+
+_IPYTHON_INPUT = re.compile(r"^<ipython-input-\d+-")
+_KEPT_SIGNATURES = 8  # graphs of earlier objects remembered per piece of code
+
+
+class History:
+    """Per piece of Python code: how many function objects traced it, their latest graphs."""
+
+    def __init__(self) -> None:
+        self.objects_per_code: dict[tuple[str, str, int], int] = {}
+        self.last_graphs: dict[tuple[str, str, int], list[Signature]] = {}
+
+    def code_key(self, info: tfa.FunctionInfo) -> tuple[str, str, int]:
+        # Terminal IPython names a cell "<ipython-input-12-3f2a…>": the execution count changes
+        # when the cell is re-run, the hash of its text does not (ipykernel uses the hash only).
+        filename = _IPYTHON_INPUT.sub("<ipython-input-", info.filename)
+        return (filename, info.qualname, info.firstlineno)
+
+
+HISTORY = History()
+
+
+def explain_new_graph(
+    state: FunctionState, graph: GraphState, call_sig: Signature | None
+) -> tuple[Reason, ...]:
+    """The reasons for ``graph``, new in ``state``'s cache; marks ``graph.retrace``."""
+    earlier = [g for g in state.graph_list if g is not graph and g.seq < graph.seq]
+    code_key = HISTORY.code_key(state.info)
+    objects_before = HISTORY.objects_per_code.get(code_key, 0)
+    if not earlier:  # the first graph of this function object
+        HISTORY.objects_per_code[code_key] = objects_before + 1
+    other_objects = HISTORY.last_graphs.get(code_key, [])
+    reasons = explain_trace(
+        new=graph.signature,
+        call=call_sig,
+        cached=[g.signature for g in earlier],
+        cached_scopes=[g.scope for g in earlier],
+        scope=graph.scope,
+        other_objects=other_objects if objects_before else [],
+        reduce_retracing=state.info.reduce_retracing,
+        qualname=state.info.qualname,
+        kind=state.info.kind,
+    )
+    HISTORY.last_graphs[code_key] = ([*other_objects, graph.signature])[-_KEPT_SIGNATURES:]
+    graph.retrace = bool(reasons) and reasons[0].code not in NOT_RETRACES
+    if any(r.code == "python-value-changed" for r in reasons):
+        reasons = _mark_wasted(graph, earlier, reasons)
+    return tuple(reasons)
+
+
+def _mark_wasted(graph: GraphState, earlier: list[GraphState], reasons: list[Reason]) -> list[Reason]:
+    """A retrace for a new Python value whose graph equals a cached one but for constants
+    (``num_steps=10`` then ``20`` with ``tf.range``) is waste: say so."""
+    cf = graph.cf_ref() if graph.cf_ref is not None else None
+    if cf is None:
+        return reasons
+    mine = tfa.graph_fingerprint(cf)
+    if mine is None:
+        return reasons
+    for other in reversed(earlier):
+        other_cf = other.cf_ref() if other.cf_ref is not None else None
+        if other_cf is not None and tfa.graph_fingerprint(other_cf) == mine:
+            graph.wasted_of = other.seq
+            return mark_wasted(reasons, other.seq)
+    return reasons

@@ -1,0 +1,105 @@
+"""Where Python code lives: the user's function behind wrappers, code locations, and which files
+are TensorFlow's, Keras's or ours rather than the user's.
+
+Pure Python introspection (code objects, frames, file paths). Imports neither TensorFlow nor
+IPython; knows TensorFlow only by the folders its packages live in.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import sysconfig
+import types
+from typing import Any
+
+__all__ = [
+    "PACKAGE_DIR",
+    "caller_location",
+    "code_location",
+    "innermost_python_function",
+    "is_framework_file",
+]
+
+
+def innermost_python_function(obj: Any) -> Any:
+    """Follow ``__wrapped__`` and bound methods' ``__func__`` to the user's own function."""
+    seen = set()
+    while id(obj) not in seen:
+        seen.add(id(obj))
+        if isinstance(obj, types.MethodType):
+            obj = obj.__func__
+            continue
+        wrapped = getattr(obj, "__wrapped__", None)
+        if wrapped is not None and wrapped is not obj:
+            obj = wrapped
+            continue
+        break
+    return obj
+
+
+def code_location(fn: Any) -> tuple[str, str, int]:
+    qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if qualname is None:
+        qualname = type(fn).__qualname__
+    code = getattr(fn, "__code__", None)
+    if code is None and callable(fn):
+        code = getattr(type(fn).__call__, "__code__", None)
+    filename = code.co_filename if code is not None else "<unknown>"
+    firstlineno = code.co_firstlineno if code is not None else 0
+    return str(qualname), filename, int(firstlineno)
+
+
+def _framework_roots() -> tuple[str, ...]:
+    roots = []
+    for package in ("tensorflow", "keras", "tf_keras", "absl", "tensorflow_datasets"):
+        module = sys.modules.get(package)
+        path = getattr(module, "__file__", None)
+        if path:
+            roots.append(os.path.dirname(os.path.abspath(path)) + os.sep)
+    purelib = sysconfig.get_paths().get("purelib")
+    if purelib:
+        for package in ("tensorflow", "keras", "tf_keras"):
+            roots.append(os.path.join(purelib, package) + os.sep)
+    return tuple(dict.fromkeys(roots))
+
+
+_ROOTS: tuple[str, ...] | None = None
+
+
+def is_framework_file(filename: str) -> bool:
+    """True for code of TensorFlow, Keras (or this package): not the user's."""
+    global _ROOTS
+    if _ROOTS is None:
+        _ROOTS = _framework_roots()
+    if filename.startswith("<frozen"):
+        return True
+    path = filename if filename.startswith("<") else os.path.abspath(filename)
+    return path.startswith(_ROOTS)
+
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep  # tfgraph_lab/
+# Our own machinery; the demo module is user-like code and stays visible.
+_DEMO = PACKAGE_DIR + "demo.py"  # the built-in demo plays the user: its lines are shown
+
+
+@functools.lru_cache(maxsize=1)
+def _stdlib_dir() -> str:
+    return sysconfig.get_paths().get("stdlib", "") + os.sep
+
+
+def caller_location() -> str | None:
+    """``file:line`` of the innermost frame outside TF, Keras, tfgraph_lab and the stdlib."""
+    stdlib = _stdlib_dir()
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if (
+            not is_framework_file(filename)
+            and (not filename.startswith(PACKAGE_DIR) or filename == _DEMO)
+            and not (stdlib != os.sep and filename.startswith(stdlib))
+        ):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back  # type: ignore[assignment]
+    return None

@@ -1,0 +1,198 @@
+"""TensorFlow's ``Function`` objects as plain data: who a tf.function is, what its body reads.
+
+Part of the adapter (:mod:`tfgraph_lab._tf_adapter`): reads private attributes of
+``Function`` (``_python_function``, ``_name``, ``_reduce_retracing``, ``_created_variables``)
+and recognises TF's own wrappers (MirroredStrategy clones, tf.data's structured functions,
+per-instance method Functions, SavedModel-restored functions) by their code, TF 2.15-2.21.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import types
+from dataclasses import dataclass
+from typing import Any
+
+from .._pycode import code_location, innermost_python_function, is_framework_file
+from .signatures import signature_text, value_text
+
+__all__ = ["FunctionInfo", "created_variables", "describe_function", "scalar_captures"]
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    """What the report needs to know about one tf.function object, as plain data."""
+
+    qualname: str
+    filename: str
+    firstlineno: int
+    name: str
+    framework: bool
+    reduce_retracing: bool
+    input_signature: str | None
+    via_hint: str
+    kind: str = "function"  # "function", "method" (one object per instance), "restored", "tf.data"
+
+
+def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
+    """Describe a ``Function`` (or, without one, the tracing options of a trace)."""
+    via_hint = "call"
+    if fn is not None:
+        python_function = getattr(fn, "_python_function", None) or getattr(fn, "python_function", None)
+        name = str(getattr(fn, "_name", "") or "")
+        reduce_retracing = bool(getattr(fn, "_reduce_retracing", False))
+        signature = getattr(fn, "input_signature", None)
+        attributes = getattr(fn, "_attributes", None) or {}
+    else:
+        python_function = getattr(tracing_options, "python_function", None)
+        name = str(getattr(tracing_options, "name", "") or "")
+        reduce_retracing = bool(getattr(tracing_options, "reduce_retracing", False))
+        signature = getattr(tracing_options, "input_signature", None)
+        attributes = getattr(tracing_options, "attributes", None) or {}
+    kind = "method" if _is_instance_method(python_function) else "function"
+    if _is_tf_data(attributes, python_function):
+        via_hint = kind = "tf.data"
+        user_fn = _tf_data_user_function()
+        if user_fn is not None:
+            python_function = user_fn
+    target = innermost_python_function(python_function)
+    user_fn = _strategy_clone_target(target)
+    if user_fn is not None:
+        target, via_hint = user_fn, "replica"
+    qualname, filename, firstlineno = code_location(target)
+    framework = is_framework_file(filename)
+    if qualname.endswith("<lambda>") and "." not in qualname:
+        qualname = "<lambda>"
+    if fn is not None and type(fn).__name__ == "RestoredFunction":
+        # A SavedModel-restored function has no Python source: name it after the saved
+        # function (concrete function names are ``__inference_<name>_<uid>``, TF 2.15-2.21).
+        kind = via_hint = "restored"
+        qualname = f"restored {_saved_name(fn) or name}"
+        framework = False
+    return FunctionInfo(
+        qualname=qualname,
+        filename=filename,
+        firstlineno=firstlineno,
+        name=name,
+        framework=framework,
+        reduce_retracing=reduce_retracing,
+        input_signature=signature_text(signature),
+        via_hint=via_hint,
+        kind=kind,
+    )
+
+
+def _strategy_clone_target(target: Any) -> Any:
+    """The user's function behind MirroredStrategy's hidden clone of a tf.function.
+
+    ``strategy.run(fn)`` on a tf.function runs ``fn._clone(python_function=wrapped_fn)``, where
+    ``wrapped_fn`` (tensorflow/python/distribute/mirrored_run.py, TF 2.15-2.21) closes over the
+    original Function ``fn``. Without this, the user's replica step would be reported as TF's.
+    """
+    code = getattr(target, "__code__", None)
+    if code is None or code.co_name != "wrapped_fn" or not code.co_filename.endswith("mirrored_run.py"):
+        return None
+    for cell in getattr(target, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        python_function = getattr(value, "python_function", None)
+        if python_function is not None and hasattr(value, "experimental_get_tracing_count"):
+            return innermost_python_function(python_function)
+    return None
+
+
+def _is_tf_data(attributes: Any, python_function: Any) -> bool:
+    """tf.data's transformation functions: marked by an attribute, or defined in tf.data's
+    ``structured_function.py`` (TF 2.15-2.21 keeps the attribute out of ``Function._attributes``)."""
+    if isinstance(attributes, dict) and attributes.get("_tf_data_function"):
+        return True
+    code = getattr(python_function, "__code__", None)
+    return code is not None and code.co_filename.endswith("structured_function.py")
+
+
+def _is_instance_method(python_function: Any) -> bool:
+    """True for the per-instance Function TF builds in ``Function.__get__`` (its Python
+    function wraps a MethodType bound to a ``TfMethodTarget``; TF 2.15-2.21)."""
+    wrapped = getattr(python_function, "__wrapped__", None)
+    return isinstance(wrapped, types.MethodType) and type(wrapped.__self__).__name__ == ("TfMethodTarget")
+
+
+def _saved_name(fn: Any) -> str | None:
+    for cf in getattr(fn, "concrete_functions", None) or ():
+        name = getattr(cf, "name", "")
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "replace")
+        match = re.match(r"__inference_(.+?)_\d+$", str(name))
+        if match:
+            return match.group(1)
+    return None
+
+
+def _tf_data_user_function() -> Any:
+    """Find the user's function handed to ``Dataset.map`` & co. on the current stack.
+
+    tf.data wraps it in ``StructuredFunctionWrapper`` (tensorflow/python/data/ops/
+    structured_function.py, TF 2.15-2.21) whose ``__init__`` holds it as ``func``.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "__init__" and frame.f_code.co_filename.endswith("structured_function.py"):
+            return frame.f_locals.get("func")
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def created_variables(fn: Any) -> bool:
+    """Whether the function's first call created tf.Variables (later calls then run the graphs
+    traced without variable creation)."""
+    return bool(getattr(fn, "_created_variables", None))
+
+
+_CAPTURE_TYPES = (bool, int, float, str)
+
+
+def scalar_captures(fn: Any) -> dict[str, str]:
+    """Python scalars the function body reads from its closure, its globals or ``self``.
+
+    They are baked into the graph at trace time and are not part of the cache key: when one
+    changes later, the graph silently keeps the old value (a stale capture, no retrace).
+    """
+    python_function = getattr(fn, "_python_function", None)
+    target = innermost_python_function(python_function)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return {}
+    out: dict[str, str] = {}
+    closure = getattr(target, "__closure__", None) or ()
+    for name, cell in zip(code.co_freevars, closure):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if type(value) in _CAPTURE_TYPES:
+            out[name] = value_text(value)
+    module_globals = getattr(target, "__globals__", {})
+    for name in code.co_names:
+        value = module_globals.get(name)
+        if type(value) in _CAPTURE_TYPES:
+            out[name] = value_text(value)
+    instance = _bound_instance(python_function)
+    if instance is not None:
+        attrs = getattr(instance, "__dict__", {})
+        for name in code.co_names:
+            value = attrs.get(name)
+            if type(value) in _CAPTURE_TYPES:
+                out[f"self.{name}"] = value_text(value)
+    return out
+
+
+def _bound_instance(python_function: Any) -> Any:
+    wrapped = getattr(python_function, "__wrapped__", None)
+    if isinstance(wrapped, types.MethodType):
+        target = wrapped.__self__
+        weak = getattr(target, "weakrefself_target__", None)
+        return weak() if callable(weak) else None
+    return None

@@ -1,0 +1,211 @@
+"""How TensorFlow traces: the trace being built, the caches graphs go into, the context.
+
+Part of the adapter (:mod:`tfgraph_lab._tf_adapter`): reads the frames of
+``tracing_compilation`` (``tracing_options``), ``FunctionCache._primary``, ``FunctionContext``,
+``function_type_utils`` and graph contents, and unwraps ``traceback_utils.filter_traceback``
+(TF 2.15-2.21). Imports TensorFlow lazily, inside each function.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from .._pycode import PACKAGE_DIR, is_framework_file
+from ..datatypes import Signature
+from .signatures import signature_of
+
+__all__ = [
+    "VARIABLE_CREATION",
+    "TracebackFilter",
+    "cached_functions",
+    "call_signature",
+    "current_context",
+    "describe_context",
+    "find_tracing_options",
+    "graph_fingerprint",
+    "in_save_context",
+    "scope_name",
+    "trace_failed",
+    "unwrap_traceback_filter",
+]
+
+
+def find_tracing_options() -> Any:
+    """The ``tracing_options`` of the trace that is calling our callback (or None)."""
+    frame = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return None
+        options = frame.f_locals.get("tracing_options")
+        if options is not None and hasattr(options, "function_cache"):
+            return options
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+VARIABLE_CREATION = "variable-creation"
+
+
+def scope_name(scope_type: Any) -> str:
+    """``"variable-creation"`` for ``ScopeType.VARIABLE_CREATION``, else ``""``."""
+    return VARIABLE_CREATION if str(scope_type).endswith(".VARIABLE_CREATION") else ""
+
+
+def cached_functions(fn: Any) -> list[tuple[Any, str | None]]:
+    """The concrete functions in a tf.function's cache, each with the scope it was traced in
+    (``None`` where this TensorFlow does not say)."""
+    cache = getattr(fn, "_function_cache", None)
+    if cache is None:
+        return []
+    primary = getattr(cache, "_primary", None)
+    try:
+        if isinstance(primary, dict):
+            out: list[tuple[Any, str | None]] = []
+            for key, cf in list(primary.items()):
+                scope_type = getattr(key[0], "scope_type", None) if isinstance(key, tuple) else None
+                out.append((cf, None if scope_type is None else scope_name(scope_type)))
+            return out
+        return [(cf, None) for cf in cache.values()]
+    except Exception:
+        return []
+
+
+class TracebackFilter(NamedTuple):
+    """TF's own exception filtering: ``if enabled(): raise exc.with_traceback(process(tb))``."""
+
+    enabled: Callable[[], bool]
+    process: Callable[[Any], Any]
+
+
+def unwrap_traceback_filter(method: Callable[..., Any]) -> tuple[Callable[..., Any], TracebackFilter | None]:
+    """Split TF's ``filter_traceback`` wrapper off ``method``.
+
+    Returns ``(inner, tb_filter)``: a hook that calls ``inner`` instead of ``method`` and, when
+    ``inner`` raises an ``Exception`` and ``tb_filter.enabled()``, re-raises it with
+    ``tb_filter.process`` applied to the traceback below its own frame, from None, does exactly
+    what the wrapper does (its own frame stands where the wrapper's ``error_handler`` stood),
+    without the wrapper's Python frame and its per-call check. When ``method`` is not that
+    wrapper (another TF release), returns ``(method, None)``: call it as it is.
+    """
+    try:
+        from tensorflow.python.util import traceback_utils as tu
+
+        wrapper_code = tu.filter_traceback(lambda: None).__code__
+        inner = method.__wrapped__  # type: ignore[attr-defined]
+        tb_filter = TracebackFilter(tu.is_traceback_filtering_enabled, tu._process_traceback_frames)
+    except (ImportError, AttributeError):
+        return method, None
+    if getattr(method, "__code__", None) is not wrapper_code or not callable(inner):
+        return method, None
+    return inner, tb_filter
+
+
+def trace_failed(exc: BaseException) -> bool:
+    """True when the exception was raised while TensorFlow was tracing (building a graph).
+
+    Call only for a call that ran no graph and not eagerly. TF's ``filter_traceback``
+    (traceback_utils, on by default in 2.15-2.21) strips its own frames, so the sign is either
+    TF's tracing frame (filtering off) or any frame of user code below the call: the Python
+    body of a tf.function runs only while it is traced. Errors raised before tracing (argument
+    binding, input_signature mismatch) have neither.
+    """
+    tb = exc.__traceback__
+    if tb is not None:
+        tb = tb.tb_next  # skip the hook's own frame
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name in ("func_graph_from_py_func", "_create_concrete_function"):
+            return True
+        filename = code.co_filename
+        if not is_framework_file(filename) and not filename.startswith(PACKAGE_DIR):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def current_context(scope_type: Any) -> str:
+    """Describe the calling context TensorFlow keys its cache on (besides the arguments)."""
+    try:
+        from tensorflow.python.eager.polymorphic_function import function_context
+
+        ctx = function_context.make_function_context(scope_type)
+    except Exception:
+        return ""
+    return describe_context(ctx)
+
+
+def describe_context(function_context: Any) -> str:
+    """Render a TF ``FunctionContext`` as short text, e.g. ``eager`` or ``inside graph f``."""
+    ctx = getattr(function_context, "context", None)
+    parts: list[str] = []
+    parent = getattr(ctx, "parent_graph", None)
+    if parent is None:
+        parts.append("eager")
+    else:
+        name = getattr(parent, "name", None)
+        parts.append(f"inside graph {name}" if name else "inside a tf.Graph (graph-mode code)")
+    devices = getattr(ctx, "device_functions", ()) or ()
+    if devices:
+        parts.append("device " + ",".join(str(d) for d in devices))
+    if getattr(ctx, "in_cross_replica_context", False):
+        parts.append("cross-replica")
+    if getattr(ctx, "variable_policy", None) is not None:
+        parts.append("SavedModel save")
+    if getattr(ctx, "xla_context_id", 0):
+        parts.append("XLA context")
+    scope = getattr(function_context, "scope_type", None)
+    if scope is not None and "NO_VARIABLE" not in str(scope) and "VARIABLE" in str(scope):
+        parts.append("variable-creation scope")
+    return "; ".join(parts)
+
+
+def in_save_context() -> bool:
+    try:
+        from tensorflow.python.saved_model import save_context
+    except ImportError:
+        return False
+    return bool(save_context.in_save_context())
+
+
+def call_signature(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Signature | None:
+    """The signature TF looked the call up with (before any ``reduce_retracing`` relaxation).
+
+    Mirrors ``tracing_compilation._maybe_define_function`` (TF 2.15-2.21). ~80 us: only called
+    for calls that traced.
+    """
+    try:
+        from tensorflow.python.eager.polymorphic_function import function_type_utils as ftu
+
+        bound = ftu.canonicalize_function_inputs(
+            args, kwargs, fn._function_type, fn._default_values, fn._is_pure
+        )
+        capture_types = fn._function_captures.capture_types
+        lookup_type, _ = ftu.make_canonicalized_monomorphic_type(
+            bound.args, bound.kwargs, capture_types, fn._function_type
+        )
+    except Exception:
+        return None
+    return signature_of(lookup_type)
+
+
+def graph_fingerprint(cf: Any) -> int | None:
+    """A hash of a concrete function's graph that ignores constant values: the op types in
+    order with their inputs. Two graphs with equal fingerprints differ at most in constants."""
+    try:
+        ops = cf.graph.get_operations()
+        parts = tuple(
+            (
+                op.type,
+                tuple(t.op.type for t in op.inputs),
+                # output dtypes, and the shapes of the inputs (placeholders): inputs of another
+                # shape are not "the same graph". Const values, and the static shapes inferred
+                # from them (tf.range(10) vs tf.range(20)), are left out on purpose.
+                tuple((t.dtype.name, str(t.shape) if op.type == "Placeholder" else "") for t in op.outputs),
+            )
+            for op in ops
+        )
+    except Exception:
+        return None
+    return hash(parts)

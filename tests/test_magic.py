@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,6 +42,51 @@ def test_report_stored_and_counts_match_tf(shell: Any) -> None:
 def test_output_flag_returns_report(shell: Any) -> None:
     result = run(shell, "%%tracewatch -q -o\nf(tf.ones([11]))\n")
     assert type(result.result).__name__ == "TraceReport"
+
+
+@pytest.mark.parametrize("flags", ["-o", "-o -q"])
+def test_output_flag_shows_the_report_once_as_the_cell_value(shell: Any, capsys: Any, flags: str) -> None:
+    capsys.readouterr()
+    result = shell.run_cell(f"%%tracewatch {flags}\nf(tf.ones([13]))\n", store_history=True)
+    assert type(result.result).__name__ == "TraceReport"
+    out = capsys.readouterr().out
+    assert out.count("tracewatch ·") == 1, out  # as Out[n] only, not displayed and then Out[n]
+    assert re.search(rf"Out\[{result.execution_count}\]:\s+tracewatch ·", out), out
+
+
+def test_output_flag_still_shows_the_report_when_the_cell_fails(shell: Any, capsys: Any) -> None:
+    """No value is returned then, so the report is displayed before the error."""
+    capsys.readouterr()
+    failed = run(shell, "%%tracewatch -o\nf(tf.ones([14]))\nraise KeyError('mine')\n")
+    over = run(shell, "%%tracewatch -o --max-traces f=0\nf(tf.ones([15]))\n")
+    assert isinstance(failed.error_in_exec, KeyError)
+    assert type(over.error_in_exec).__name__ == "TraceBudgetExceeded"
+    assert capsys.readouterr().out.count("tracewatch ·") == 2
+
+
+def test_calls_are_placed_in_the_cell_whose_prompt_shows_the_number(shell: Any) -> None:
+    """IPython 9 increments execution_count before a cell runs, IPython 8 after: the report
+    names the cell as its prompt and IPython's own tracebacks do (``In [n]``)."""
+    before = shell.run_cell("pass", store_history=True)
+    result = shell.run_cell(
+        "%%tracewatch -q -v rep\nf(tf.ones([33]))\nf(tf.ones([34]))\n", store_history=True
+    )
+    assert result.success
+    number = result.execution_count
+    assert number == before.execution_count + 1
+    text = str(shell.user_ns["rep"])
+    assert f"at In [{number}], line 3" in text, text
+    assert f"In [{number + 1}]" not in text
+    # Line numbers count the %%tracewatch line and blank lines, as the cell shows them; an
+    # error names the same cell and line as the report (IPython's own ``In[n], line k``).
+    failed = shell.run_cell("%%tracewatch -q -v rep\n\nf(tf.ones([35]))\n1 / 0\n", store_history=True)
+    exc = failed.error_in_exec
+    assert isinstance(exc, ZeroDivisionError)
+    assert f"at In [{failed.execution_count}], line 3" in str(shell.user_ns["rep"])
+    shown = "\n".join(shell.InteractiveTB.structured_traceback(type(exc), exc, exc.__traceback__))
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", shown)  # no colours
+    assert re.search(rf"In ?\[{failed.execution_count}\], line 4", shown), shown
+    assert "1 / 0" in shown
 
 
 def test_budget_fails_the_cell_after_the_report(shell: Any, capsys: Any) -> None:

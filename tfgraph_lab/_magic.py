@@ -138,7 +138,10 @@ class TraceWatchMagics(Magics):
             )
         if value is not None and error is None:
             display(value)
-        if not args.quiet:
+        # With -o the report is the cell's value and IPython shows it as Out[n]: displaying it
+        # here too would show it twice. It is displayed here only when it will not be returned.
+        returned = args.output and error is None and not (budget and budget.overruns(report.functions))
+        if not args.quiet and not returned:
             display(report)
         if args.variable:
             shell: Any = self.shell
@@ -160,12 +163,15 @@ class TraceWatchMagics(Magics):
         __tracebackhide__ = True
         shell: Any = self.shell
         transformed = shell.transform_cell(cell)
-        tree = shell.compile.ast_parse(transformed)
+        # Line numbers as the cell shows them: blank lines stand for the %%tracewatch line and
+        # for the body's leading blank lines, which IPython's transform drops.
+        source = "\n" * _lines_before_body(cell, transformed) + transformed
+        tree = shell.compile.ast_parse(source)
         tree = shell.transform_ast(tree)
         last_expr = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             last_expr = ast.Expression(tree.body.pop().value)
-        filename = shell.compile.cache(transformed, shell.execution_count, raw_code=cell)
+        filename = shell.compile.cache(source, running_cell_number(shell), raw_code=cell)
         code = shell.compile(tree, filename, "exec")
         exec(code, shell.user_global_ns, shell.user_ns)
         if last_expr is not None:
@@ -207,6 +213,28 @@ class TraceWatchMagics(Magics):
                 "for a single cell use %%tracewatch"
             )
         return None
+
+
+def running_cell_number(shell: Any) -> int:
+    """The number of the cell being run, as its prompt shows it (``In [n]``).
+
+    ``shell.execution_count`` is not it under IPython 9: IPython 8 increments it after a cell
+    ran, IPython 9 (checked on 9.18) before it runs. Both put the running cell's number on the
+    ``ExecutionResult`` that the display hook holds while the cell runs, and compile the cell
+    under it. A cell run without history (``store_history=False``) has none there (IPython 8)
+    or ``execution_count`` itself (IPython 9): IPython compiles it under ``execution_count``.
+    """
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    number = getattr(result, "execution_count", None)
+    return number if isinstance(number, int) else int(shell.execution_count)
+
+
+def _lines_before_body(cell: str, transformed: str) -> int:
+    """How many lines of the cell precede the first line of ``transformed``: the magic's line
+    and the leading blank lines IPython's ``leading_empty_lines`` transform removed."""
+    blank = next((i for i, line in enumerate(cell.splitlines()) if line.strip()), 0)
+    kept = next((i for i, line in enumerate(transformed.splitlines()) if line.strip()), 0)
+    return 1 + max(blank - kept, 0)
 
 
 def _unquote(text: str) -> str:

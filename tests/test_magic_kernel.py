@@ -1,0 +1,106 @@
+"""%%tracewatch in a real Jupyter kernel (ipykernel via nbclient), as JupyterLab runs it.
+
+What only a kernel shows: the prompt number the front end displays (``execution_count`` of the
+cell, which the kernel sends) and the outputs the front end receives. Checked here: the report
+names the cell whose prompt shows that number (IPython 9 increments the counter before a cell
+runs, IPython 8 after), with the line numbers the cell shows; and ``-o`` puts the report in the
+cell's outputs once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("tensorflow")
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+SETUP = "%load_ext tfgraph_lab\nimport tensorflow as tf\n\n@tf.function\ndef f(x):\n    return x + 1\n"
+CELLS = [
+    SETUP,
+    # [1]: two shapes, the retrace on the cell's line 3 (line 1 is the magic's)
+    "%%tracewatch -q -v rep\nf(tf.ones([1]))\nf(tf.ones([2]))\n",
+    "print(str(rep))",
+    # [3]: -o shows the report once, as the cell's value
+    "%%tracewatch -o\nf(tf.ones([3]))\nf(tf.ones([4]))\n",
+    # [4]: -o with a broken budget: no value, so the report is displayed before the error
+    "%%tracewatch -o --max-traces f=0\nf(tf.ones([5]))\n",
+]
+
+
+def _kernel_spec(root: Path) -> None:
+    """A kernelspec running this interpreter (the environment under test)."""
+    spec = root / "kernels" / "tfgl-test"
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    spec.joinpath("kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": "tfgl test", "language": "python"}), encoding="utf-8"
+    )
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    root = tmp_path_factory.mktemp("kernel")
+    _kernel_spec(root)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("JUPYTER_PATH", str(root))
+    try:
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
+        client = nbclient.NotebookClient(
+            nb,
+            kernel_name="tfgl-test",
+            timeout=300,
+            allow_errors=True,
+            resources={"metadata": {"path": str(root)}},
+        )
+        client.execute()
+    finally:
+        mp.undo()
+    return nb
+
+
+def _texts(cell: Any) -> list[str]:
+    out = []
+    for output in cell.outputs:
+        if output.output_type == "stream":
+            out.append(output.text)
+        elif "data" in output:
+            out.append(output.data.get("text/plain", ""))
+    return out
+
+
+def test_the_report_names_the_cell_whose_prompt_shows_the_number(executed: Any) -> None:
+    watched, printed = executed.cells[1], executed.cells[2]
+    number = watched.execution_count
+    assert isinstance(number, int) and number >= 1
+    text = "".join(_texts(printed))
+    assert f"at In [{number}], line 3" in text, text
+    assert f"In [{number + 1}]" not in text, text
+    # the function's own place is the set-up cell's prompt
+    assert f"In [{executed.cells[0].execution_count}]" in text, text
+
+
+def test_output_flag_shows_the_report_once_as_the_cell_value(executed: Any) -> None:
+    cell = executed.cells[3]
+    reports = [o for o in cell.outputs if "tracewatch ·" in o.get("data", {}).get("text/plain", "")]
+    assert [o.output_type for o in reports] == ["execute_result"], cell.outputs
+    assert reports[0].execution_count == cell.execution_count
+    assert "text/html" in reports[0].data
+    html = reports[0].data["text/html"]
+    assert re.search(rf"In \[{cell.execution_count}\]", html), "the HTML names the cell too"
+
+
+def test_output_flag_with_a_broken_budget_displays_then_fails(executed: Any) -> None:
+    cell = executed.cells[4]
+    kinds = [o.output_type for o in cell.outputs]
+    reports = [o for o in cell.outputs if "tracewatch ·" in o.get("data", {}).get("text/plain", "")]
+    assert [o.output_type for o in reports] == ["display_data"], kinds
+    assert kinds[-1] == "error" and cell.outputs[-1].ename == "TraceBudgetExceeded", kinds

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
-from tfgraph_lab.datatypes import Event, FunctionSummary, GraphSummary, Reason
+from tfgraph_lab.datatypes import CallRun, Event, FunctionSummary, GraphSummary, Reason
 from tfgraph_lab.report import TraceReport
 
 
@@ -29,6 +30,7 @@ def make_report(name: str = "train_step", arg: str = "x", calls: int = 40) -> Tr
         objects_traced=1,
         traced_calls=2,
         retraces=1,
+        suggestion="@tf.function(...)",
     )
     keras = FunctionSummary("Trainer.one_step_on_data", "keras/trainer.py", 1, 3, 1, 0, 0.01, 0.02, True)
     events = [
@@ -66,7 +68,6 @@ def make_report(name: str = "train_step", arg: str = "x", calls: int = 40) -> Tr
         events=tuple(events),
         warnings=("TF warned",),
         tf_version="2.21.0",
-        suggestions={f"{name}\0train.py": "@tf.function(...)"},
     )
 
 
@@ -93,6 +94,7 @@ def test_json_round_trip_and_contract_keys() -> None:
         "hits": 38,
         "traced_in_watch": True,
         "via": "call",
+        "scope": "",
         "generalised": False,
     }
     event = data["events"][-1]
@@ -101,6 +103,51 @@ def test_json_round_trip_and_contract_keys() -> None:
     again = TraceReport.from_json(report.to_json())
     assert again.to_dict() == report.to_dict()
     assert again.suggest("train_step") == "@tf.function(...)"
+
+
+def test_every_field_of_a_report_survives_json() -> None:
+    """from_dict reads back all that to_dict writes: the rebuilt report equals the original."""
+    base = make_report()
+    first = base.functions[0]
+    graphs = (
+        GraphSummary("x: TensorSpec(shape=(2,), dtype=tf.float32)", 0, True, "call", "variable-creation"),
+        GraphSummary(
+            "x: TensorSpec(shape=(None,), dtype=tf.float32)", 5, False, "get_concrete_function", "", True
+        ),
+    )
+    fn = replace(
+        first,
+        graphs=graphs,
+        function_objects=3,
+        eager_calls=1,
+        reduce_retracing=True,
+        input_signature="[tf.TensorSpec([None], tf.float32)]",
+        wasted_retraces=1,
+        hints=("`lr` was 0.1 when …",),
+    )
+    event = replace(
+        base.events[-1],
+        eager=True,
+        failed_trace=True,
+        wasted=True,
+        error="ValueError: boom",
+        thread="worker-1",
+        signature="x: TensorSpec(shape=(17, 128), dtype=tf.float32)",
+    )
+    report = replace(
+        base,
+        functions=(fn, *base.functions[1:]),
+        events=(*base.events[:-1], event),
+        seconds=1.5,
+        eager_calls=1,
+        degraded=("ConcreteFunction._call_flat",),
+        budget="train_step=1",
+        compare_eager={"eager_seconds": 0.5, "graph_seconds": 0.25},
+        runs=(CallRun(3, 1000, 0.2, 0.01, ("train_step",)),),
+    )
+    again = TraceReport.from_json(report.to_json())
+    assert again == report
+    assert [g.scope for g in again.functions[0].graphs] == ["variable-creation", ""]
 
 
 def test_headline_and_framework_folding() -> None:

@@ -10,10 +10,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tfgraph_lab import workshop
+from tfgraph_lab.cli import add_workshop_links_parser
 from tfgraph_lab.errors import UsageProblem
 from tfgraph_lab.workshop import (
     WorkshopLink,
-    add_workshop_links_parser,
     binder_url,
     format_links,
     github_org_repo,

@@ -9,7 +9,7 @@ stale-capture check reads a function's closure through :mod:`tfgraph_lab._tf_ada
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import _tf_adapter as tfa
@@ -25,7 +25,6 @@ class Aggregate:
     functions: tuple[FunctionSummary, ...]
     events: tuple[Event, ...]
     runs: tuple[CallRun, ...]
-    suggestions: dict[str, str]
 
 
 class _Acc:
@@ -193,7 +192,6 @@ def aggregate(
         n += 1
 
     summaries = []
-    suggestions: dict[str, str] = {}
     for acc in accs.values():
         info = acc.info
         graphs = tuple(
@@ -228,12 +226,10 @@ def aggregate(
             wasted_retraces=acc.wasted,
             hints=tuple((hints or {}).get((info.qualname, info.filename), ())),
         )
-        summaries.append(summary)
         suggestion = suggest_fix(summary, acc.reasons, [g.signature for g in acc.graphs])
-        if suggestion:
-            suggestions[f"{info.qualname}\0{info.filename}"] = suggestion
+        summaries.append(replace(summary, suggestion=suggestion or None))
     summaries.sort(key=lambda f: (f.framework, -f.retraces, -f.traces, f.qualname))
-    return Aggregate(tuple(summaries), tuple(events), tuple(runs), suggestions)
+    return Aggregate(tuple(summaries), tuple(events), tuple(runs))
 
 
 def stale_capture_hints(entries: list[LogEntry]) -> dict[tuple[str, str], list[str]]:

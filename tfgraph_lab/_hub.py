@@ -50,8 +50,7 @@ from ._hooks import (
 from ._pycode import caller_location
 from ._tf_warnings import RetraceWarningHandler, handler_installed, install_handler, remove_handler
 from .datatypes import Reason
-from .explain import explain_failure
-from .failures import error_text
+from .failures import error_text, explain_failure
 
 __all__ = ["HUB", "Hub", "hooks_installed"]
 

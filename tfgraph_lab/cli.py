@@ -1,5 +1,6 @@
 """``tfgraph-lab`` (also ``python -m tfgraph_lab``): run a script under the recorder, run the demo,
-or render a saved JSON report. Thin argparse glue over :mod:`tfgraph_lab.recorder`.
+render a saved JSON report, or print workshop launch links. Thin argparse glue over
+:mod:`tfgraph_lab.recorder` and :mod:`tfgraph_lab.workshop`.
 
 Exit status of ``run``: the script's own status; 3 when the script succeeded but a
 ``--max-traces`` budget was broken; 2 for bad command-line input.
@@ -13,12 +14,15 @@ import runpy
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import urlsplit
 
 from . import __version__
 from .budget import TraceBudget
-from .errors import TfgraphLabError, UsageProblem
+from .errors import TfgraphLabError, UsageProblem, budget_message
+from .workshop import BINDER_BASE, MOVING_REFS, format_links, list_lessons, workshop_links
 
-__all__ = ["EXIT_BUDGET", "build_parser", "main"]
+__all__ = ["EXIT_BUDGET", "add_workshop_links_parser", "build_parser", "main"]
 
 EXIT_BUDGET = 3
 
@@ -58,12 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("path", help="a JSON file written by --json")
     show.add_argument("--all", action="store_true", help="also list TensorFlow/Keras functions")
 
-    try:
-        from .workshop import add_workshop_links_parser
-    except ImportError:
-        pass
-    else:
-        add_workshop_links_parser(sub)
+    add_workshop_links_parser(sub)
     return parser
 
 
@@ -97,7 +96,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
     recorder = TraceRecorder(budget)
     status = 0
-    old_argv, old_path0 = sys.argv, sys.path[0] if sys.path else None
+    old_argv = sys.argv
     sys.argv = [script, *args.args]
     script_dir = os.path.dirname(os.path.abspath(script))
     sys.path.insert(0, script_dir)
@@ -119,7 +118,6 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         sys.argv = old_argv
         if sys.path and sys.path[0] == script_dir:
             sys.path.pop(0)
-        del old_path0
     sys.stdout.flush()
     report = recorder.report
     if args.all:
@@ -135,8 +133,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if budget is not None and status == 0:
         overruns = budget.overruns(report.functions)
         if overruns:
-            parts = ", ".join(f"{n} traced {t}× (budget {b})" for n, t, b in overruns)
-            print(f"tfgraph-lab: trace budget exceeded: {parts}", file=sys.stderr)
+            print(f"tfgraph-lab: {budget_message(overruns)}", file=sys.stderr)
             return EXIT_BUDGET
     return status
 
@@ -181,3 +178,63 @@ def _report(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def _quiet_tensorflow() -> None:
     """TF's C++ start-up lines are noise here (set before TensorFlow is imported)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def add_workshop_links_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+    """Add ``workshop-links`` to a ``tfgraph-lab`` sub-command set; its handler is in
+    ``handler`` of the parsed namespace."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "workshop-links",
+        help="print Binder and nbgitpuller launch links for every lesson",
+        description="Print launch links for each lesson: Binder in JupyterLab, Binder as a Voila "
+        "app, and (with --hub) nbgitpuller links for a JupyterHub. Pin a tag for a workshop and "
+        "open one link beforehand so Binder builds the image (docs/WORKSHOP.md).",
+    )
+    parser.add_argument("--ref", required=True, help="git tag (recommended), branch or commit")
+    parser.add_argument("--hub", metavar="URL", help="JupyterHub URL for nbgitpuller links")
+    parser.add_argument(
+        "--binder-url",
+        metavar="URL",
+        default=BINDER_BASE,
+        help=f"BinderHub to launch on (default: {BINDER_BASE})",
+    )
+    parser.add_argument(
+        "--format", dest="fmt", choices=("text", "markdown"), default="text", help="output format"
+    )
+    parser.add_argument("--lessons-dir", metavar="DIR", help="lessons folder (default: the checkout's)")
+    parser.add_argument("--repository", metavar="URL", help="repository URL (default: [project.urls])")
+    parser.set_defaults(handler=_workshop_links)
+    return parser
+
+
+def _workshop_links(args: argparse.Namespace) -> int:
+    """Handler of ``tfgraph-lab workshop-links``: print the links; 2 on bad input."""
+    try:
+        lessons = None
+        if args.lessons_dir:
+            folder = Path(args.lessons_dir)
+            if not folder.is_dir():
+                raise UsageProblem(f"--lessons-dir {args.lessons_dir!r} is not a folder")
+            lessons = list_lessons(folder)
+        binder = urlsplit(args.binder_url.strip())
+        if binder.scheme not in ("https", "http") or not binder.netloc:
+            raise UsageProblem(f"--binder-url {args.binder_url!r} is not a BinderHub URL like {BINDER_BASE}")
+        links = workshop_links(
+            args.ref,
+            args.hub,
+            lessons=lessons,
+            repository=args.repository,
+            binder_base=args.binder_url.strip(),
+        )
+        text = format_links(links, args.fmt)
+    except UsageProblem as exc:
+        print(f"tfgraph-lab workshop-links: {exc}", file=sys.stderr)
+        return 2
+    if args.ref.strip() in MOVING_REFS:
+        print(
+            f"tfgraph-lab workshop-links: note: {args.ref!r} moves; Binder rebuilds the image "
+            "after every push to it. Pin a tag for a workshop.",
+            file=sys.stderr,
+        )
+    sys.stdout.write(text)
+    return 0

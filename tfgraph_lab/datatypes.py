@@ -1,5 +1,7 @@
 """Plain data passed between the layers: argument leaves, signatures, reasons, graphs, events.
 
+Each type that appears in the JSON (version 1) has ``to_dict`` and, next to it, ``from_dict``.
+
 Everything here is a frozen dataclass of strings, numbers and tuples. Nothing in this module
 imports TensorFlow, IPython or ipywidgets, and nothing here may hold a reference to a user
 argument or to a TensorFlow object: the recorder renders those to text before they arrive.
@@ -7,7 +9,9 @@ argument or to a TensorFlow object: the recorder renders those to text before th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "ArgLeaf",
@@ -97,6 +101,12 @@ class Reason:
             "fix": self.fix,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Reason:
+        return cls(
+            **{k: str(data.get(k, "")) for k in ("code", "argument", "before", "after", "message", "fix")}
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class GraphSummary:
@@ -115,8 +125,20 @@ class GraphSummary:
             "hits": self.hits,
             "traced_in_watch": self.traced_in_watch,
             "via": self.via,
+            "scope": self.scope,
             "generalised": self.generalised,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GraphSummary:
+        return cls(
+            signature=data["signature"],
+            hits=int(data["hits"]),
+            traced_in_watch=bool(data.get("traced_in_watch", True)),
+            via=str(data.get("via", "call")),
+            scope=str(data.get("scope", "")),
+            generalised=bool(data.get("generalised", False)),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +190,28 @@ class Event:
                 data[key] = value
         return data
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Event:
+        return cls(
+            index=int(data.get("index", 0)),
+            qualname=data["qualname"],
+            filename=data.get("filename", ""),
+            function_object=int(data.get("function_object", 0)),
+            via=data.get("via", "call"),
+            traced=bool(data["traced"]),
+            traces=int(data.get("traces", 1 if data["traced"] else 0)),
+            seconds=float(data.get("seconds", 0.0)),
+            graph=data.get("graph"),
+            eager=bool(data.get("eager", False)),
+            failed_trace=bool(data.get("failed_trace", False)),
+            wasted=bool(data.get("wasted", False)),
+            error=data.get("error"),
+            caller=data.get("caller"),
+            thread=data.get("thread"),
+            signature=data.get("signature"),
+            reasons=tuple(Reason.from_dict(r) for r in data.get("reasons", [])),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class CallRun:
@@ -190,6 +234,16 @@ class CallRun:
             "max_seconds": self.max_seconds,
             "functions": list(self.functions),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CallRun:
+        return cls(
+            int(data["first"]),
+            int(data["calls"]),
+            float(data["seconds"]),
+            float(data["max_seconds"]),
+            tuple(data.get("functions", ())),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +269,7 @@ class FunctionSummary:
     input_signature: str | None = None
     wasted_retraces: int = 0
     hints: tuple[str, ...] = ()
+    suggestion: str | None = None  # the change that would stop the retraces (suggest.py)
 
     @property
     def cached_calls(self) -> int:
@@ -249,4 +304,30 @@ class FunctionSummary:
             "wasted_retraces": self.wasted_retraces,
             "hints": list(self.hints),
             "graphs": [g.to_dict() for g in self.graphs],
+            "suggestion": self.suggestion,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FunctionSummary:
+        return cls(
+            qualname=data["qualname"],
+            filename=data.get("filename", ""),
+            firstlineno=int(data.get("firstlineno", 0)),
+            calls=int(data["calls"]),
+            traces=int(data["traces"]),
+            failed_traces=int(data.get("failed_traces", 0)),
+            trace_seconds=float(data.get("trace_seconds", 0.0)),
+            call_seconds=float(data.get("call_seconds", 0.0)),
+            framework=bool(data.get("framework", False)),
+            graphs=tuple(GraphSummary.from_dict(g) for g in data.get("graphs", [])),
+            function_objects=int(data.get("function_objects", 1)),
+            objects_traced=int(data.get("objects_traced", 0)),
+            traced_calls=int(data.get("traced_calls", 0)),
+            retraces=int(data.get("retraces", 0)),
+            eager_calls=int(data.get("eager_calls", 0)),
+            reduce_retracing=bool(data.get("reduce_retracing", False)),
+            input_signature=data.get("input_signature"),
+            wasted_retraces=int(data.get("wasted_retraces", 0)),
+            hints=tuple(data.get("hints", ())),
+            suggestion=data.get("suggestion") or None,
+        )

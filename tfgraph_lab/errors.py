@@ -8,7 +8,15 @@ __all__ = [
     "TfgraphLabError",
     "TraceBudgetExceeded",
     "UsageProblem",
+    "budget_message",
 ]
+
+
+def budget_message(overruns: list[tuple[str, int, int]]) -> str:
+    """``trace budget exceeded: train_step traced 3× (budget 1); …`` — said the same way by the
+    exception, the magic and the command line."""
+    parts = [f"{name} traced {traces}× (budget {budget})" for name, traces, budget in overruns]
+    return "trace budget exceeded: " + "; ".join(parts)
 
 
 class TfgraphLabError(Exception):
@@ -33,11 +41,8 @@ class TraceBudgetExceeded(TfgraphLabError):
     def __init__(self, overruns: list[tuple[str, int, int]], report: object = None) -> None:
         self.overruns = overruns
         self.report = report
-        parts = [f"{name} traced {traces}× (budget {budget})" for name, traces, budget in overruns]
         super().__init__(
-            "trace budget exceeded: "
-            + "; ".join(parts)
-            + ". The report above says why each retrace happened and how to fix it."
+            budget_message(overruns) + ". The report above says why each retrace happened and how to fix it."
         )
 
     def _render_traceback_(self) -> list[str]:

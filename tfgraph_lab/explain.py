@@ -15,7 +15,6 @@ from .datatypes import ArgLeaf, Reason, Signature
 __all__ = [
     "CODES",
     "NOT_RETRACES",
-    "explain_failure",
     "explain_trace",
     "input_signature_text",
     "mark_wasted",
@@ -454,20 +453,3 @@ def mark_wasted(reasons: Sequence[Reason], graph_index: int) -> list[Reason]:
             )
         out.append(r)
     return out
-
-
-def explain_failure(error: str, qualname: str = "") -> list[Reason]:
-    """Reasons for a trace that failed, from TensorFlow's error text."""
-    name = qualname or "the function"
-    if "singleton tf.Variables" in error or "Creating variables on a non-first call" in error:
-        return [
-            Reason(
-                "variable-creation",
-                message=f"{name} creates a tf.Variable on every trace; TensorFlow allows variables "
-                "only on the first call, so the second trace failed",
-                fix="create the variable once, outside the function — in __init__ of a tf.Module "
-                "or Keras layer (or `if self.v is None:` lazy creation), and only read/assign it "
-                "inside",
-            )
-        ]
-    return []

@@ -1,22 +1,66 @@
 """TensorFlow's error text: the one parser of it, and the one matcher of errors to known fixes.
 
-TF folds the traceback of user code into an exception's message ("in user code: … File …") and
-puts its own sentence last. :func:`error_text` turns any exception into one ``Type: message``
-line; :func:`explain_failure` recognises the failures a learner can fix and says how. Pure:
-imports neither TensorFlow nor IPython.
+:func:`error_text` turns any exception into one ``Type: message`` line; :func:`failure_kind`
+recognises the failures a learner can fix; :func:`explain_failure` turns a failed trace's error
+into a reason with the fix. Pure: imports neither TensorFlow nor IPython.
 """
 
 from __future__ import annotations
 
-__all__ = ["error_text"]
+from .datatypes import Reason
+
+__all__ = ["VARIABLE_PER_TRACE", "WRONG_INPUTS", "error_text", "explain_failure", "failure_kind"]
+
+#: A tf.Variable created in the traced body: the second trace fails.
+VARIABLE_PER_TRACE = "variable-per-trace"
+#: Arguments that do not bind to the function's parameters or its input_signature (before any trace).
+WRONG_INPUTS = "wrong-inputs"
+
+_BINDING = "Binding inputs to tf.function failed"
 
 
 def error_text(exc: BaseException, limit: int = 300) -> str:
-    """``Type: message`` on one line. TF's "in user code:" errors put the real message last."""
+    """``Type: message`` on one line, at most ``limit`` characters.
+
+    TF puts its own sentence last when it folds user-code frames into a message, so the last
+    line (or the last one that starts with ``Type:``) is the message. Binding errors (TF 2.15-2.21:
+    "Binding inputs to tf.function failed due to `…`. Received args: …") keep the cause and drop
+    the repr of the arguments received.
+    """
+    name = type(exc).__name__
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     message = lines[-1] if lines else ""
-    name = type(exc).__name__
-    if message.startswith(name + ":"):
-        message = message[len(name) + 1 :].strip()
+    for line in reversed(lines):
+        if line.startswith(name + ":"):
+            message = line[len(name) + 1 :].strip()
+            break
+    if lines and lines[0].startswith(_BINDING):
+        message = lines[0].split(". Received args")[0]
     text = f"{name}: {message}" if message else name
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def failure_kind(error: str) -> str | None:
+    """:data:`VARIABLE_PER_TRACE`, :data:`WRONG_INPUTS` or None, from an error's text."""
+    if "singleton tf.Variables" in error or "Creating variables on a non-first call" in error:
+        return VARIABLE_PER_TRACE
+    if _BINDING in error:
+        return WRONG_INPUTS
+    return None
+
+
+def explain_failure(error: str, qualname: str = "") -> list[Reason]:
+    """Reasons for a trace that failed, from TensorFlow's error text."""
+    name = qualname or "the function"
+    if failure_kind(error) == VARIABLE_PER_TRACE:
+        return [
+            Reason(
+                "variable-creation",
+                message=f"{name} creates a tf.Variable on every trace; TensorFlow allows variables "
+                "only on the first call, so the second trace failed",
+                fix="create the variable once, outside the function — in __init__ of a tf.Module "
+                "or Keras layer (or `if self.v is None:` lazy creation), and only read/assign it "
+                "inside",
+            )
+        ]
+    return []

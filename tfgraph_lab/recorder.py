@@ -134,7 +134,6 @@ class TraceRecorder:
             eager_calls=sum(f.eager_calls for f in agg.functions),
             degraded=self.degraded,
             budget=self.budget.describe() if self.budget is not None else None,
-            suggestions=agg.suggestions,
         )
 
     def check_budget(self) -> None:

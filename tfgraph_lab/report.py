@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from .datatypes import CallRun, Event, FunctionSummary, GraphSummary, Reason
+from .datatypes import CallRun, Event, FunctionSummary
+from .explain import NOT_RETRACES
 
 __all__ = ["JSON_VERSION", "TraceReport"]
 
@@ -38,7 +39,6 @@ class TraceReport:
     budget: str | None = None
     show_framework: bool = False
     compare_eager: dict[str, float] | None = None
-    suggestions: dict[str, str] = field(default_factory=dict)
     runs: tuple[CallRun, ...] = ()
 
     def with_options(self, **changes: Any) -> TraceReport:
@@ -97,7 +97,7 @@ class TraceReport:
             for e in self.events
             if e.traced
             and (e.qualname, e.filename) in shown
-            and any(r.code not in ("first-trace", "variable-creation") for r in e.reasons)
+            and any(r.code not in NOT_RETRACES for r in e.reasons)
         )
 
     def function(self, qualname: str) -> FunctionSummary:
@@ -119,8 +119,7 @@ class TraceReport:
 
     def suggest(self, qualname: str) -> str | None:
         """The decorator or call change that would stop ``qualname`` retracing, if any."""
-        fn = self.function(qualname)
-        return self.suggestions.get(f"{fn.qualname}\0{fn.filename}")
+        return self.function(qualname).suggestion
 
     def explore(self) -> Any:
         """An explorer widget: filter by function, pick a call to see its graph and reasons."""
@@ -135,7 +134,7 @@ class TraceReport:
 
     # ---------------------------------------------------------------------- JSON
     def to_dict(self) -> dict[str, Any]:
-        """The report as JSON version 1 (see DESIGN.md)."""
+        """The report as JSON version 1 (see docs/ARCHITECTURE.md)."""
         return {
             "version": JSON_VERSION,
             "tf_version": self.tf_version,
@@ -143,10 +142,7 @@ class TraceReport:
             "eager_calls": self.eager_calls,
             "degraded": list(self.degraded),
             "budget": self.budget,
-            "functions": [
-                {**f.to_dict(), "suggestion": self.suggestions.get(f"{f.qualname}\0{f.filename}")}
-                for f in self.functions
-            ],
+            "functions": [f.to_dict() for f in self.functions],
             "events": [e.to_dict() for e in self.events],
             "events_summarised": self.summarised_calls,
             "summarised_runs": [r.to_dict() for r in self.runs],
@@ -165,15 +161,9 @@ class TraceReport:
                 f"unsupported tfgraph_lab JSON version {data.get('version')!r}; "
                 f"this version reads version {JSON_VERSION}"
             )
-        functions = tuple(_function_from_dict(f) for f in data.get("functions", []))
-        suggestions = {
-            f"{f['qualname']}\0{f['filename']}": f["suggestion"]
-            for f in data.get("functions", [])
-            if f.get("suggestion")
-        }
         return cls(
-            functions=functions,
-            events=tuple(_event_from_dict(e) for e in data.get("events", [])),
+            functions=tuple(FunctionSummary.from_dict(f) for f in data.get("functions", [])),
+            events=tuple(Event.from_dict(e) for e in data.get("events", [])),
             warnings=tuple(data.get("warnings", [])),
             seconds=float(data.get("seconds", 0.0)),
             tf_version=str(data.get("tf_version", "")),
@@ -181,17 +171,7 @@ class TraceReport:
             degraded=tuple(data.get("degraded", [])),
             budget=data.get("budget"),
             compare_eager=data.get("compare_eager"),
-            suggestions=suggestions,
-            runs=tuple(
-                CallRun(
-                    int(r["first"]),
-                    int(r["calls"]),
-                    float(r["seconds"]),
-                    float(r["max_seconds"]),
-                    tuple(r.get("functions", ())),
-                )
-                for r in data.get("summarised_runs", [])
-            ),
+            runs=tuple(CallRun.from_dict(r) for r in data.get("summarised_runs", [])),
         )
 
     @classmethod
@@ -217,59 +197,3 @@ class TraceReport:
 
     def _repr_mimebundle_(self, include: Iterable[str] | None = None, exclude: Any = None) -> dict[str, str]:
         return {"text/plain": str(self), "text/html": self._repr_html_()}
-
-
-def _function_from_dict(data: dict[str, Any]) -> FunctionSummary:
-    graphs = tuple(
-        GraphSummary(
-            signature=g["signature"],
-            hits=int(g["hits"]),
-            traced_in_watch=bool(g.get("traced_in_watch", True)),
-            via=str(g.get("via", "call")),
-            generalised=bool(g.get("generalised", False)),
-        )
-        for g in data.get("graphs", [])
-    )
-    return FunctionSummary(
-        qualname=data["qualname"],
-        filename=data.get("filename", ""),
-        firstlineno=int(data.get("firstlineno", 0)),
-        calls=int(data["calls"]),
-        traces=int(data["traces"]),
-        failed_traces=int(data.get("failed_traces", 0)),
-        trace_seconds=float(data.get("trace_seconds", 0.0)),
-        call_seconds=float(data.get("call_seconds", 0.0)),
-        framework=bool(data.get("framework", False)),
-        graphs=graphs,
-        function_objects=int(data.get("function_objects", 1)),
-        objects_traced=int(data.get("objects_traced", 0)),
-        traced_calls=int(data.get("traced_calls", 0)),
-        retraces=int(data.get("retraces", 0)),
-        eager_calls=int(data.get("eager_calls", 0)),
-        reduce_retracing=bool(data.get("reduce_retracing", False)),
-        input_signature=data.get("input_signature"),
-        wasted_retraces=int(data.get("wasted_retraces", 0)),
-        hints=tuple(data.get("hints", ())),
-    )
-
-
-def _event_from_dict(data: dict[str, Any]) -> Event:
-    return Event(
-        index=int(data.get("index", 0)),
-        qualname=data["qualname"],
-        filename=data.get("filename", ""),
-        function_object=int(data.get("function_object", 0)),
-        via=data.get("via", "call"),
-        traced=bool(data["traced"]),
-        traces=int(data.get("traces", 1 if data["traced"] else 0)),
-        seconds=float(data.get("seconds", 0.0)),
-        graph=data.get("graph"),
-        eager=bool(data.get("eager", False)),
-        failed_trace=bool(data.get("failed_trace", False)),
-        wasted=bool(data.get("wasted", False)),
-        error=data.get("error"),
-        caller=data.get("caller"),
-        thread=data.get("thread"),
-        signature=data.get("signature"),
-        reasons=tuple(Reason(**r) for r in data.get("reasons", [])),
-    )

@@ -5,13 +5,13 @@ read from the installed package's metadata (``Project-URL: Repository, …``) an
 package metadata does not carry it (running from a bare checkout), from ``pyproject.toml``.
 
 Everything here is pure string work except :func:`repository_url` and :func:`find_lessons_dir`,
-which read files. ``tfgraph-lab workshop-links --ref TAG`` prints the links; see
+which read files. ``tfgraph-lab workshop-links --ref TAG`` (in :mod:`tfgraph_lab.cli`) prints the
+links; see
 ``docs/WORKSHOP.md`` for how a facilitator uses them.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections.abc import Iterable, Sequence
@@ -25,8 +25,8 @@ from .errors import UsageProblem
 __all__ = [
     "BINDER_BASE",
     "KINDS",
+    "MOVING_REFS",
     "WorkshopLink",
-    "add_workshop_links_parser",
     "binder_url",
     "find_lessons_dir",
     "format_links",
@@ -34,7 +34,6 @@ __all__ = [
     "list_lessons",
     "nbgitpuller_url",
     "repository_url",
-    "run_workshop_links",
     "workshop_links",
 ]
 
@@ -50,7 +49,7 @@ _KIND_LABELS = {
     "nbgitpuller": "JupyterHub (nbgitpuller)",
 }
 # Refs that move: Binder rebuilds the image whenever they do, so a workshop should pin a tag.
-_MOVING_REFS = frozenset({"main", "master", "HEAD", "develop", "dev"})
+MOVING_REFS = frozenset({"main", "master", "HEAD", "develop", "dev"})
 
 
 @dataclass(frozen=True)
@@ -301,67 +300,3 @@ def format_links(links: Sequence[WorkshopLink], fmt: str = "text") -> str:
             rows.append(f"| `{_lesson_title(lesson)}` | " + " | ".join(cells) + " |")
         return "\n".join(rows) + "\n"
     raise UsageProblem(f"unknown format {fmt!r}: use 'text' or 'markdown'")
-
-
-# ---------------------------------------------------------------------------------------------
-# CLI
-
-
-def add_workshop_links_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
-    """Add ``workshop-links`` to a ``tfgraph-lab`` sub-command set; its handler is in
-    ``handler`` of the parsed namespace."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "workshop-links",
-        help="print Binder and nbgitpuller launch links for every lesson",
-        description="Print launch links for each lesson: Binder in JupyterLab, Binder as a Voila "
-        "app, and (with --hub) nbgitpuller links for a JupyterHub. Pin a tag for a workshop and "
-        "open one link beforehand so Binder builds the image (docs/WORKSHOP.md).",
-    )
-    parser.add_argument("--ref", required=True, help="git tag (recommended), branch or commit")
-    parser.add_argument("--hub", metavar="URL", help="JupyterHub URL for nbgitpuller links")
-    parser.add_argument(
-        "--binder-url",
-        metavar="URL",
-        default=BINDER_BASE,
-        help=f"BinderHub to launch on (default: {BINDER_BASE})",
-    )
-    parser.add_argument(
-        "--format", dest="fmt", choices=("text", "markdown"), default="text", help="output format"
-    )
-    parser.add_argument("--lessons-dir", metavar="DIR", help="lessons folder (default: the checkout's)")
-    parser.add_argument("--repository", metavar="URL", help="repository URL (default: [project.urls])")
-    parser.set_defaults(handler=run_workshop_links)
-    return parser
-
-
-def run_workshop_links(args: argparse.Namespace) -> int:
-    """Handler of ``tfgraph-lab workshop-links``: print the links; 2 on bad input."""
-    try:
-        lessons = None
-        if args.lessons_dir:
-            folder = Path(args.lessons_dir)
-            if not folder.is_dir():
-                raise UsageProblem(f"--lessons-dir {args.lessons_dir!r} is not a folder")
-            lessons = list_lessons(folder)
-        binder = urlsplit(args.binder_url.strip())
-        if binder.scheme not in ("https", "http") or not binder.netloc:
-            raise UsageProblem(f"--binder-url {args.binder_url!r} is not a BinderHub URL like {BINDER_BASE}")
-        links = workshop_links(
-            args.ref,
-            args.hub,
-            lessons=lessons,
-            repository=args.repository,
-            binder_base=args.binder_url.strip(),
-        )
-        text = format_links(links, args.fmt)
-    except UsageProblem as exc:
-        print(f"tfgraph-lab workshop-links: {exc}", file=sys.stderr)
-        return 2
-    if args.ref.strip() in _MOVING_REFS:
-        print(
-            f"tfgraph-lab workshop-links: note: {args.ref!r} moves; Binder rebuilds the image "
-            "after every push to it. Pin a tag for a workshop.",
-            file=sys.stderr,
-        )
-    sys.stdout.write(text)
-    return 0

@@ -177,7 +177,7 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
         out.append(
             f"<div class='tfgl-hint tfgl-notice'>hint — stale capture, no retrace: {escape(hint)}</div>"
         )
-    suggestion = report.suggestions.get(f"{fn.qualname}\0{fn.filename}")
+    suggestion = fn.suggestion
     if suggestion:
         out.append(
             f"<div class='tfgl-muted'>suggested fix:</div><pre class='tfgl-suggestion'>{escape(suggestion)}</pre>"

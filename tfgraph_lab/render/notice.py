@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from ..explain import NOT_RETRACES
 from .text import cost_text
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ class RetraceNotice:
         for e in self.report.retrace_events:
             fn = by_name[(e.qualname, e.filename)]
             for r in e.reasons:
-                if r.code in ("first-trace", "variable-creation"):
+                if r.code in NOT_RETRACES:
                     continue
                 change = f" {r.argument}: {r.before} → {r.after}" if r.argument else ""
                 out.append((e.qualname, f"{r.code}{change}", r.fix, cost_text(e, fn)))

@@ -131,7 +131,7 @@ def render_text(report: TraceReport) -> str:
                 lines.append(f"    … {len(explained) - MAX_RETRACES_SHOWN} more (see the JSON)")
         for hint in fn.hints:
             lines.append(f"  hint (no retrace, but stale): {hint}")
-        suggestion = report.suggestions.get(f"{fn.qualname}\0{fn.filename}")
+        suggestion = fn.suggestion
         if suggestion:
             lines.append("  suggested fix:")
             lines += ["    " + s for s in suggestion.splitlines()]

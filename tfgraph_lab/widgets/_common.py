@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from html import escape
 
 from ..datatypes import Reason
+from ..explain import NOT_RETRACES
 from ..render.format import fmt_seconds
 
 __all__ = ["CSS", "chart_svg", "reasons_html", "stat_html", "table_html"]
@@ -83,7 +84,7 @@ def table_html(
 def reasons_html(reasons: Sequence[Reason], label: str = "") -> str:
     blocks = []
     for r in reasons:
-        retrace = r.code not in ("first-trace", "variable-creation")
+        retrace = r.code not in NOT_RETRACES
         change = (
             f" <code>{escape(r.argument)}</code>: <code>{escape(r.before)}</code>"
             f" → <code>{escape(r.after)}</code>"

@@ -17,6 +17,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from ..failures import VARIABLE_PER_TRACE, WRONG_INPUTS, failure_kind
 from ..render.format import fmt_seconds, plural
 from ._common import CSS, chart_svg, reasons_html, stat_html, table_html
 from .predict import PredictionGame
@@ -302,13 +303,13 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             parts.append(f"<div class='tfgl-muted tfgl-action'>{escape(text)}</div>")
         if state.last_error:
             fix = ""
-            if "singleton tf.Variables" in state.last_error:
+            if failure_kind(state.last_error) == VARIABLE_PER_TRACE:
                 fix = (
                     "<div class='tfgl-fix'>fix: create the tf.Variable once, outside the function "
                     "(e.g. in <code>__init__</code> of a <code>tf.Module</code>); untick the anti-pattern "
                     "to see it work.</div>"
                 )
-            elif "Binding inputs" in state.last_error:
+            elif failure_kind(state.last_error) == WRONG_INPUTS:
                 fix = (
                     "<div class='tfgl-fix'>fix: an input_signature fixes dtypes and ranks: pass matching "
                     "tensors, or change the signature (Reset cache to rebuild it from the settings).</div>"

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..datatypes import Event, Reason
+from ..failures import error_text
 from ..recorder import NOT_RETRACES, watch
 from .scenario import LabScenario, LabSettings
 
@@ -142,7 +143,7 @@ class LabSession:
                 try:
                     fn(x, training=flag)
                 except Exception as exc:  # shown to the learner, as TF says it
-                    error = tf_error_text(exc)
+                    error = error_text(exc, limit=600)
                     break
         del inputs
         report = recorder.report
@@ -189,19 +190,6 @@ class LabSession:
         result = ActionResult(kind, len(events), traces, events, error, tuple(hit_rows))
         state.last_action = result
         return result
-
-
-def tf_error_text(exc: BaseException) -> str:
-    """TensorFlow's error, without the traceback TF folds into the message: ``Type: last line``."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    message = lines[-1] if lines else ""
-    for line in reversed(lines):
-        if line.startswith(type(exc).__name__ + ":"):
-            message = line[len(type(exc).__name__) + 1 :].strip()
-            break
-    if "Binding inputs to tf.function failed" in str(exc):
-        message = lines[0].split(". Received args")[0] if lines else message
-    return f"{type(exc).__name__}: {message}"[:600]
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float]:

@@ -26,9 +26,9 @@ def main() -> None:
     args = parser.parse_args()
 
     import tensorflow as tf
+    from tfgraph_lab.widgets.live import LiveDashboard
 
     import tfgraph_lab
-    from tfgraph_lab.widgets.live import LiveDashboard
 
     @tf.function
     def step(x: tf.Tensor) -> tf.Tensor:

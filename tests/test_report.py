@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import replace
+import re
+from html.parser import HTMLParser
 
 import pytest
 
@@ -184,8 +187,96 @@ def test_html_escapes_user_strings(evil: str) -> None:
 
 def test_timeline_is_summarised_for_many_calls() -> None:
     html = make_report(calls=100_000)._repr_html_()
-    assert html.count("<rect") <= 300
+    svg = _timeline_svg(html)
+    assert 100 <= svg.count("<rect") <= 300
     assert len(html) < 200_000
+
+
+def _timeline_svg(html: str) -> str:
+    """The SVG inside the timeline's ``<img src='data:image/svg+xml;base64,…'>``."""
+    match = re.search(
+        r"<img class='tfgl-chart tfgl-timeline-chart' src='data:image/svg\+xml;base64,([^']+)'", html
+    )
+    assert match, "the timeline is an image with a data: URI"
+    return base64.b64decode(match.group(1)).decode()
+
+
+class _Sanitized(HTMLParser):
+    """What JupyterLab 4.6 shows of an untrusted output (sanitize-html with its allowed tags):
+    ``<style>`` is dropped with its text; ``<svg>`` and its children are unwrapped, their text kept."""
+
+    DROPPED_WITH_TEXT = frozenset({"style", "script", "textarea", "noscript"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: list[str] = []
+        self.images: list[dict[str, str | None]] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.DROPPED_WITH_TEXT:
+            self._skip += 1
+        if tag == "img":
+            self.images.append(dict(attrs))
+        if tag in ("div", "tr", "li", "h4", "p", "table", "pre", "br"):
+            self.text.append("\n")
+        if tag in ("td", "th"):
+            self.text.append(" | ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.DROPPED_WITH_TEXT:
+            self._skip -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.text.append(data)
+
+
+def sanitized(html: str) -> _Sanitized:
+    parser = _Sanitized()
+    parser.feed(html)
+    parser.close()
+    return parser
+
+
+def test_report_reads_without_styles_or_svg() -> None:
+    """An untrusted notebook, GitHub: numbers keep their words, no tooltip spills, the timeline
+    is an image with a text alternative."""
+    page = sanitized(make_report()._repr_html_())
+    lines = [" ".join(line.split()) for line in "".join(page.text).splitlines()]
+    assert "1 function · 40 calls · 2 traces · 1 retrace · 20.0 ms tracing" in lines
+    assert "tracing took 20.0 ms ≈ 38 cached calls" in lines
+    text = "\n".join(lines)
+    assert "time per call (log scale, 500 µs to 10.0 ms): orange: traced, grey: cached" in lines
+    assert "call 0:" not in text and "(traced)" not in text  # no chart tooltip in the page
+    assert "| train_step | 40 | 2 | 1 |" in text  # a real table row
+    assert "call #40 shape-changed x: (32, 128) → (17, 128)" in text
+    [image] = page.images
+    assert (image["src"] or "").startswith("data:image/svg+xml;base64,")
+    assert image["alt"] == (
+        "Bar chart of the time per call, 40 calls in 40 bars: 2 traced (orange), the rest cached "
+        "(grey); log scale from 500 µs to 10.0 ms."
+    )
+
+
+def test_one_scoped_stylesheet_for_report_and_labs() -> None:
+    """Every rule is under the root class, so a report and a lab on one page agree."""
+    from tfgraph_lab.render.style import STYLESHEET, style_tag
+
+    html = make_report()._repr_html_()
+    assert html.startswith("<div class='tfgl tfgl-report'>" + style_tag())
+    assert html.count("<style>") == 1
+    css = re.sub(r"/\*.*?\*/", "", STYLESHEET, flags=re.S)
+    for block in css.split("}"):
+        if "{" not in block:
+            continue
+        for selector in block.split("{")[0].split(","):
+            assert selector.strip().startswith(".tfgl"), selector
+    # No text colour but the theme's: accents only mark borders, tints and bars.
+    colours = re.findall(r"(?<![-\w])color:([^;}]+)", css)
+    assert colours and all(
+        c.startswith(("var(--tfgl-fg)", "var(--tfgl-muted)", "inherit")) for c in colours
+    ), colours
 
 
 def test_unknown_function_error_lists_known_ones() -> None:

@@ -1,4 +1,4 @@
-"""The live dashboard (rate bound, content, close) and the report explorer, headless."""
+"""The live display (rate bound, content, close) and the report explorer, headless."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ pytest.importorskip("ipywidgets")
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab.widgets import LiveDashboard, ReportExplorer  # noqa: E402
+from tfgraph_lab.live_display import LiveDisplay  # noqa: E402
+from tfgraph_lab.widgets import ReportExplorer  # noqa: E402
 
 
 def _loop_for(seconds: float, fn: object, shapes: list[int]) -> int:
@@ -22,7 +23,7 @@ def _loop_for(seconds: float, fn: object, shapes: list[int]) -> int:
     return calls
 
 
-def test_live_dashboard_updates_at_a_bounded_rate_and_closes() -> None:
+def test_live_display_updates_at_a_bounded_rate_and_closes() -> None:
     @tf.function
     def live_step(x):  # type: ignore[no-untyped-def]
         return tf.reduce_sum(x)
@@ -30,7 +31,7 @@ def test_live_dashboard_updates_at_a_bounded_rate_and_closes() -> None:
     published: list[dict[str, str]] = []
     with tfgraph_lab.watch() as recorder:
         live_step(tf.ones((4, 3)))  # so that every beat has something to show
-        dash = LiveDashboard(recorder, publish=published.append).start()
+        dash = LiveDisplay(recorder, publish=published.append).start()
         t0 = time.perf_counter()
         calls = _loop_for(1.5, live_step, [4, 4, 4, 5])
         elapsed = time.perf_counter() - t0
@@ -56,7 +57,7 @@ def test_close_with_report_shows_it_in_place() -> None:
 
     published: list[dict[str, str]] = []
     with tfgraph_lab.watch() as recorder:
-        dash = LiveDashboard(recorder, publish=published.append).start()
+        dash = LiveDisplay(recorder, publish=published.append).start()
         other_step(tf.ones(2))
     dash.close(recorder.report)
     assert "tfgl-report" in published[-1]["text/html"]
@@ -64,9 +65,9 @@ def test_close_with_report_shows_it_in_place() -> None:
 
 
 @pytest.mark.parametrize(("interval", "budget"), [(0.05, 0.02), (0.2, 0.0), (0.2, 1.5)])
-def test_live_dashboard_rejects_unbounded_settings(interval: float, budget: float) -> None:
+def test_live_display_rejects_unbounded_settings(interval: float, budget: float) -> None:
     with pytest.raises(ValueError, match=r"interval|budget"):
-        LiveDashboard(object(), interval=interval, budget=budget)
+        LiveDisplay(object(), interval=interval, budget=budget)
 
 
 def test_report_explorer_filters_and_shows_reasons() -> None:

@@ -49,7 +49,9 @@ class TraceWatchMagics(Magics):
         "graph vs eager time side by side. The cell runs TWICE: avoid on cells with side effects.",
     )
     @argument(
-        "--live", action="store_true", help="Show live counters while the cell runs (needs ipywidgets)."
+        "--live",
+        action="store_true",
+        help="Show live counters while the cell runs (updated in place; no widgets needed).",
     )
     @argument("mode", nargs="?", help="Line magic only: on, off or status (always-on monitoring).")
     @no_var_expand
@@ -245,11 +247,9 @@ def _unquote(text: str) -> str:
 
 
 def _start_live(recorder: Any) -> Any:
-    try:
-        from .widgets import live_view
-    except ImportError:
-        return None
-    return live_view(recorder)
+    from .live_display import show_live
+
+    return show_live(recorder)
 
 
 def load(ipython: Any) -> None:

@@ -178,7 +178,7 @@ def watch(max_traces: TraceBudget | int | str | None = None, live: bool = False)
 
 
 def _live_view(recorder: TraceRecorder) -> Any:
-    # The one upward import, lazy and optional: the live view lives with the other views.
-    from .widgets import live_view
+    # The one upward import, lazy and optional: the live display lives with the other views.
+    from .live_display import show_live
 
-    return live_view(recorder)
+    return show_live(recorder)

@@ -9,6 +9,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..explain import NOT_RETRACES
+from .style import style_tag
 from .text import cost_text
 
 if TYPE_CHECKING:
@@ -44,14 +45,12 @@ class RetraceNotice:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         rows = "".join(
-            f"<li><code>{escape(fn)}</code> — <b>{escape(why)}</b><br>"
-            f"<span style='color:#1a7f37'>fix: {escape(fix)}</span> "
-            f"<span style='color:#57606a'>· cost {escape(cost)}</span></li>"
+            f"<li><code>{escape(fn)}</code> — <b>{escape(why)}</b>"
+            f"<div class='tfgl-fix'><b>fix:</b> {escape(fix)}</div><div>cost {escape(cost)}</div></li>"
             for fn, why, fix, cost in self.lines()
         )
         html = (
-            "<div class='tfgl-notice tfgl-monitor-notice' style='border-left:4px solid #fb8f44;"
-            "background:#fff8f2;padding:4px 10px;font-family:system-ui,sans-serif;font-size:13px'>"
-            f"<b>tracewatch</b>: this cell retraced<ul style='margin:2px 0'>{rows}</ul></div>"
+            f"<div class='tfgl tfgl-monitor-notice'>{style_tag()}"
+            f"<b>tracewatch</b>: this cell retraced<ul>{rows}</ul></div>"
         )
         return {"text/plain": str(self), "text/html": html}

@@ -20,6 +20,7 @@ class TimelinePoint:
     seconds: float
     traced: bool
     qualname: str
+    failed: bool = False  # a call in it raised while tracing
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,7 @@ class _Item:
     seconds: float
     traced: bool
     qualname: str
+    failed: bool = False
 
 
 def timeline(
@@ -38,7 +40,7 @@ def timeline(
 ) -> list[TimelinePoint]:
     """Points over the calls of the shown functions, summarised runs included in order."""
     items: list[tuple[int, _Item]] = [
-        (e.index, _Item(1, e.seconds, e.traced or e.failed_trace, e.qualname))
+        (e.index, _Item(1, e.seconds, e.traced or e.failed_trace, e.qualname, e.failed_trace))
         for e in events
         if e.via == "call" and e.qualname in shown
     ]
@@ -75,4 +77,5 @@ def _point(first: int, last: int, chunk: list[_Item]) -> TimelinePoint:
         seconds=max(c.seconds for c in chunk),
         traced=any(c.traced for c in chunk),
         qualname=worst.qualname,
+        failed=any(c.failed for c in chunk),
     )

@@ -1,8 +1,9 @@
-"""ipywidgets labs over the core: ``RetraceLab``, ``LiveDashboard`` / ``live_view``, ``ReportExplorer``.
+"""ipywidgets labs over the core: ``RetraceLab`` (with ``PredictionGame``) and ``ReportExplorer``.
 
 This package is the only part of tfgraph_lab that imports ipywidgets, and it does so lazily:
 importing ``tfgraph_lab.widgets`` loads nothing heavy; the pure logic (``scenario``, ``session``,
-``predict``) and the live view's HTML work without ipywidgets.
+``predict``) works without ipywidgets. The live counters of ``%%tracewatch --live`` are not a
+widget: see :mod:`tfgraph_lab.live_display`.
 """
 
 from __future__ import annotations
@@ -12,18 +13,15 @@ from typing import TYPE_CHECKING, Any
 __all__ = [
     "LabSession",
     "LabSettings",
-    "LiveDashboard",
     "PredictionGame",
     "ReportExplorer",
     "RetraceLab",
     "explore",
-    "live_view",
 ]
 
 if TYPE_CHECKING:
     from .explorer import ReportExplorer, explore
     from .lab import RetraceLab
-    from .live import LiveDashboard, live_view
     from .predict import PredictionGame
     from .scenario import LabSettings
     from .session import LabSession
@@ -31,12 +29,10 @@ if TYPE_CHECKING:
 _LAZY = {
     "LabSession": "session",
     "LabSettings": "scenario",
-    "LiveDashboard": "live",
     "PredictionGame": "predict",
     "ReportExplorer": "explorer",
     "RetraceLab": "lab",
     "explore": "explorer",
-    "live_view": "live",
 }
 
 

@@ -12,9 +12,11 @@ from typing import Any
 import ipywidgets as W
 
 from ..datatypes import Event, FunctionSummary
+from ..render.blocks import stat_html, table_html
 from ..render.format import fmt_seconds
+from ..render.reasons import failure_html, reasons_html
+from ..render.style import ROOT, style_tag
 from ..render.text import headline
-from ._common import CSS, reasons_html, stat_html, table_html
 
 __all__ = ["ReportExplorer", "explore"]
 
@@ -45,7 +47,7 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
         self.traced_only.observe(lambda _: self._refill(), names="value")
         self.calls.observe(lambda _: self._show(), names="value")
         head = W.HTML(
-            f"{CSS}<div class='tfgl-lab-title'>TraceReport explorer</div>"
+            f"{style_tag()}<div class='tfgl-lab-title'>TraceReport explorer</div>"
             f"<div class='tfgl-lab-sub'>{escape(headline(report))}</div>"
         )
         super().__init__(
@@ -57,6 +59,7 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
             ],
             **kwargs,
         )
+        self.add_class(ROOT)
         self.add_class("tfgl-lab")
         self.add_class("tfgl-explorer")
         self._refill()
@@ -137,7 +140,11 @@ def _event_html(e: Event, fn: FunctionSummary | None) -> str:
         rows.append(["signature", f"<code>{escape(e.signature)}</code>"])
     parts = [table_html(["", ""], rows)]
     if e.error:
-        parts.append(f"<div class='tfgl-reason-box tfgl-error'><code>{escape(e.error)}</code></div>")
+        parts.append(
+            failure_html(e.error)
+            if e.failed_trace
+            else (f"<div class='tfgl-reason-box tfgl-error'>raised <code>{escape(e.error)}</code></div>")
+        )
     parts.append(f"<div class='tfgl-reason'>{reasons_html(e.reasons)}</div>")
     return f"<div class='tfgl-explorer-event'>{''.join(parts)}</div>"
 

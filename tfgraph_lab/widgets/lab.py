@@ -3,7 +3,8 @@
 A view over :class:`~tfgraph_lab.widgets.session.LabSession` (settings, actions, state) and
 :class:`~tfgraph_lab.widgets.predict.PredictionGame`: controls write settings, buttons run
 actions, ``refresh`` redraws the displays from the session's state. Rendering is plain HTML
-from :mod:`._common`. Imports ipywidgets; TensorFlow only through the session.
+from :mod:`tfgraph_lab.render` (the stylesheet, chart and reason boxes the report uses too).
+Imports ipywidgets; TensorFlow only through the session.
 """
 
 from __future__ import annotations
@@ -18,8 +19,12 @@ from typing import Any
 import ipywidgets as W
 
 from ..failures import VARIABLE_PER_TRACE, WRONG_INPUTS, failure_kind
+from ..render.blocks import stat_html, table_html
+from ..render.chart import chart_html
 from ..render.format import fmt_seconds, plural
-from ._common import CSS, chart_svg, reasons_html, stat_html, table_html
+from ..render.reasons import reasons_html
+from ..render.style import ROOT, style_tag
+from ..render.timeline import TimelinePoint
 from .predict import PredictionGame
 from .scenario import DTYPES, FLAG_MODES, RANKS, LabSettings
 from .session import ActionResult, LabSession
@@ -158,7 +163,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
 
         name = escape(self.session.scenario.name)
         header = W.HTML(
-            CSS + f"<div class='tfgl-lab-title'>RetraceLab · <code>{name}</code></div>"
+            style_tag() + f"<div class='tfgl-lab-title'>RetraceLab · <code>{name}</code></div>"
             "<div class='tfgl-lab-sub'>Change how the function is called, then call it: watch when "
             "TensorFlow traces a new graph, and why.</div>"
         )
@@ -207,6 +212,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             ],
             **kwargs,
         )
+        self.add_class(ROOT)
         self.add_class("tfgl-lab")
         self.add_class("tfgl-retrace-lab")
         self.refresh()
@@ -270,7 +276,13 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.status.value = self._status_html(verdict)
         self.reason.value = self._reason_html()
         self.cache_table.value = self._cache_html()
-        self.timing.value = chart_svg([(p.number, p.seconds, p.traced, p.failed) for p in state.points])
+        self.timing.value = chart_html(
+            [TimelinePoint(p.number, p.number, p.seconds, p.traced, "", p.failed) for p in state.points],
+            f"time of the last {plural(len(state.points), 'call')}",
+            embed="svg",
+            width=460,
+            height=110,
+        )
         self.code.value = f"<pre>{escape(session.code())}</pre>"
         self.score.value = f"<span class='tfgl-muted'>score: {escape(self.game.score_text())}</span>"
         self._refresh_buttons()

@@ -9,7 +9,6 @@ against TensorFlow's own ``experimental_get_tracing_count()``. Imports no ipywid
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -190,9 +189,3 @@ class LabSession:
         result = ActionResult(kind, len(events), traces, events, error, tuple(hit_rows))
         state.last_action = result
         return result
-
-
-def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
-    t0 = time.perf_counter()
-    value = fn()
-    return value, time.perf_counter() - t0

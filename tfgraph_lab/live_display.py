@@ -1,4 +1,9 @@
-"""``LiveDashboard`` / ``live_view``: counters and a timing chart that update while a cell runs.
+"""``show_live`` / ``LiveDisplay``: counters and a timing chart that update while a cell runs.
+
+``show_live(recorder)`` is the one entry point: ``%%tracewatch --live`` and ``watch(live=True)``
+both call it. It is a display that updates in place (an IPython display handle), not a widget:
+no ipywidgets, no kernel round trip, so it also works in static front ends and stays readable
+when the notebook is saved (its last state is plain HTML with a text twin).
 
 A background thread reads the recorder's running totals (``recorder.live_counters()``, cheap:
 no report rebuild) and publishes it as HTML (with a text twin) into one display handle. The rate is
@@ -6,6 +11,7 @@ bounded twice: at most ``1 / interval`` updates a second (5 by default), and nev
 than keeps the snapshot's own cost under ``budget`` (2 %) of the loop's time — a snapshot of a
 long log costs more, so updates slow down instead of the loop. Imports IPython (display handles)
 lazily and never ipywidgets, so it works wherever rich output does and degrades to text.
+Rendering is the report's own (:mod:`tfgraph_lab.render`): stylesheet, stats, chart, reasons.
 """
 
 from __future__ import annotations
@@ -17,10 +23,14 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from ..render.format import fmt_seconds, plural
-from ._common import CSS, chart_svg, reasons_html, stat_html
+from .render.blocks import stat_html
+from .render.chart import chart_html
+from .render.format import fmt_seconds, plural
+from .render.reasons import reasons_html
+from .render.style import style_tag
+from .render.timeline import TimelinePoint
 
-__all__ = ["LiveDashboard", "live_view"]
+__all__ = ["LiveDisplay", "show_live"]
 
 Publisher = Callable[[dict[str, str]], None]
 MAX_RATE = 5.0  # updates per second, at most
@@ -28,7 +38,7 @@ RECENT = 120  # calls in the timing chart
 MAX_WAIT = 10.0  # seconds: even a costly snapshot shows signs of life this often
 
 
-class LiveDashboard:
+class LiveDisplay:
     """Polls a running :class:`~tfgraph_lab.recorder.TraceRecorder` and redraws one output.
 
     ``publish`` receives a mime bundle (``text/plain`` and ``text/html``) at each update; by
@@ -63,15 +73,15 @@ class LiveDashboard:
         self.started_at = 0.0
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> LiveDashboard:
+    def start(self) -> LiveDisplay:
         if self._thread is not None:
-            raise RuntimeError("this LiveDashboard is already running")
+            raise RuntimeError("this LiveDisplay is already running")
         self.started_at = time.perf_counter()
         first = self._bundle(None)
         if self._publish is None:
             from IPython.display import display
 
-            self._handle = display(_Bundle(first), display_id=True)
+            self._handle = display(_Bundle(first), display_id=True)  # type: ignore[no-untyped-call]
         else:
             self._publish(first)
         # Run the thread in the cell's context: ipykernel ≥ 7 keeps the parent message in a
@@ -84,7 +94,7 @@ class LiveDashboard:
         return self
 
     def close(self, report: Any = None) -> None:
-        """Stop updating. With ``report``, show it in place of the dashboard; else empty it."""
+        """Stop updating. With ``report``, show it in place of the live display; else empty it."""
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
@@ -94,7 +104,7 @@ class LiveDashboard:
             bundle = {"text/plain": "", "text/html": ""}
         self._send(bundle)
 
-    def __enter__(self) -> LiveDashboard:
+    def __enter__(self) -> LiveDisplay:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -141,7 +151,9 @@ class LiveDashboard:
         elapsed = time.perf_counter() - self.started_at if self.started_at else 0.0
         if counters is None:
             text = "tracewatch live: waiting for the first tf.function call…"
-            html = f"<div class='tfgl-lab tfgl-live'>{CSS}<div class='tfgl-muted'>{escape(text)}</div></div>"
+            html = (
+                f"<div class='tfgl tfgl-live'>{style_tag()}<div class='tfgl-muted'>{escape(text)}</div></div>"
+            )
             return {"text/plain": text, "text/html": html}
         rate = counters.calls / elapsed if elapsed > 0 else 0.0
         text = (
@@ -157,18 +169,18 @@ class LiveDashboard:
         )
         recent = counters.recent[-RECENT:]
         first = max(0, counters.calls - len(recent))
-        chart = chart_svg(
-            [(first + i, seconds, traced, False) for i, (seconds, traced) in enumerate(recent)],
+        chart = chart_html(
+            [TimelinePoint(first + i, first + i, s, traced, "") for i, (s, traced) in enumerate(recent)],
+            f"time of the last {plural(len(recent), 'call')}",
             width=520,
             height=90,
-            title=f"last {plural(len(recent), 'call')}:",
         )
         reason = ""
         if counters.last_retrace is not None:
             qualname, reasons = counters.last_retrace
             reason = reasons_html(reasons[:2], f"last retrace ({qualname}):")
         html = (
-            f"<div class='tfgl-lab tfgl-live'>{CSS}"
+            f"<div class='tfgl tfgl-live'>{style_tag()}"
             "<div class='tfgl-lab-sub'>tracewatch <b>live</b> — the full report replaces this when "
             f"the cell ends</div><div class='tfgl-stats'>{stats}</div>"
             f"{chart}<div class='tfgl-reason'>{reason}</div></div>"
@@ -186,10 +198,10 @@ class _Bundle:
         return self.bundle
 
 
-def live_view(recorder: Any, interval: float = 1 / MAX_RATE) -> LiveDashboard:
-    """Start a live dashboard over a recording ``recorder``; call ``.close()`` when it stops.
+def show_live(recorder: Any, interval: float = 1 / MAX_RATE) -> LiveDisplay:
+    """Start a live display over a recording ``recorder``; call ``.close()`` when it stops.
 
     The hook ``%%tracewatch --live`` calls right after ``recorder.start()``. ``close(report)``
-    shows the final report in the dashboard's place; ``close()`` empties it.
+    shows the final report in the display's place; ``close()`` empties it.
     """
-    return LiveDashboard(recorder, interval=interval).start()
+    return LiveDisplay(recorder, interval=interval).start()

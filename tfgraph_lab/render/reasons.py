@@ -1,0 +1,58 @@
+"""The one HTML rendering of retrace reasons, shared by the report, the labs and the live view.
+
+A reason is a box: an optional label (``call #3``), the reason code as a badge, the argument's
+change (``x: (32, 16) → (20, 16)``), the one-line message and the fix. Classes are a contract
+(tests, lesson authors): ``tfgl-reason-box tfgl-reason-<code>``, plus ``tfgl-retrace`` when it
+is a retrace. Words and spaces carry the meaning, so it reads the same without the stylesheet.
+Every string is escaped. Imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from html import escape
+
+from ..datatypes import Reason
+from ..explain import NOT_RETRACES
+
+__all__ = ["failure_html", "reason_html", "reasons_html"]
+
+
+def reason_html(reason: Reason, label: str = "", explain: bool = True) -> str:
+    """One reason box; ``explain=False`` leaves out the message and fix (said before)."""
+    r = reason
+    change = (
+        f" <code>{escape(r.argument)}</code>: <code>{escape(r.before)}</code> → <code>{escape(r.after)}</code>"
+        if r.argument
+        else ""
+    )
+    prefix = f"<span class='tfgl-muted'>{escape(label)}</span> " if label else ""
+    why = f"<div>{escape(r.message)}</div>" if explain and r.message else ""
+    fix = f"<div class='tfgl-fix'><b>fix:</b> {escape(r.fix)}</div>" if explain and r.fix else ""
+    retrace = "" if r.code in NOT_RETRACES else " tfgl-retrace"
+    return (
+        f"<div class='tfgl-reason-box tfgl-reason-{escape(r.code, quote=True)}{retrace}'>"
+        f"{prefix}<span class='tfgl-code'>{escape(r.code)}</span>{change}{why}{fix}</div>"
+    )
+
+
+def reasons_html(reasons: Iterable[Reason], label: str = "", said: set[tuple[str, str]] | None = None) -> str:
+    """Reason boxes in order. With ``said``, each (code, argument)'s message and fix is shown
+    once across calls (the set is updated)."""
+    blocks = []
+    for r in reasons:
+        first = True
+        if said is not None:
+            first = (r.code, r.argument) not in said
+            said.add((r.code, r.argument))
+        blocks.append(reason_html(r, label, explain=first))
+    return "".join(blocks)
+
+
+def failure_html(error: str, label: str = "") -> str:
+    """A trace that raised: TensorFlow's message, as it said it (on a tint: no muted text)."""
+    prefix = f"{escape(label)} " if label else ""
+    return (
+        f"<div class='tfgl-reason-box tfgl-error tfgl-reason-failed'>{prefix}"
+        f"<span class='tfgl-code'>trace failed</span> <code>{escape(error)}</code></div>"
+    )

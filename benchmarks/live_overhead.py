@@ -1,6 +1,6 @@
 """Overhead of the live dashboard on a loop of a trivial tf.function.
 
-Runs the same loop under ``tfgraph_lab.watch()`` with and without a ``LiveDashboard`` (which
+Runs the same loop under ``tfgraph_lab.watch()`` with and without a ``LiveDisplay`` (which
 renders every update, its output discarded), alternating, and prints the median ratio
 live / not-live. The budget is a ratio under 1.02 at ≤ 5 updates a second.
 
@@ -26,7 +26,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import tensorflow as tf
-    from tfgraph_lab.widgets.live import LiveDashboard
+    from tfgraph_lab.live_display import LiveDisplay
 
     import tfgraph_lab
 
@@ -38,10 +38,10 @@ def main() -> None:
     step(x)
     published: list[int] = []
 
-    def loop(live: bool) -> tuple[float, LiveDashboard | None]:
+    def loop(live: bool) -> tuple[float, LiveDisplay | None]:
         gc.collect()  # every loop starts with the same garbage: none
         with tfgraph_lab.watch() as recorder:
-            dash = LiveDashboard(recorder, publish=lambda b: published.append(len(b["text/html"])))
+            dash = LiveDisplay(recorder, publish=lambda b: published.append(len(b["text/html"])))
             if live:
                 dash.start()
             t0 = time.perf_counter()

@@ -26,9 +26,9 @@ def main() -> None:
     args = parser.parse_args()
 
     import tensorflow as tf
-    from tfgraph_lab.live_display import LiveDisplay
 
     import tfgraph_lab
+    from tfgraph_lab.live_display import LiveDisplay
 
     @tf.function
     def step(x: tf.Tensor) -> tf.Tensor:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import replace
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 
 import pytest

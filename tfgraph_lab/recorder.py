@@ -172,9 +172,7 @@ def watch(max_traces: TraceBudget | int | str | None = None, live: bool = False)
             if view is not None:
                 view.close()
     if view is not None:
-        from IPython.display import display
-
-        display(recorder.report)  # type: ignore[no-untyped-call]
+        view.close(recorder.report)  # the report takes the live view's place
 
 
 def _live_view(recorder: TraceRecorder) -> Any:

@@ -17,6 +17,7 @@ __all__ = [
     "ArgLeaf",
     "CallRun",
     "Event",
+    "FixPlan",
     "FunctionSummary",
     "GraphSummary",
     "Reason",
@@ -75,14 +76,85 @@ class Signature:
     leaves: tuple[ArgLeaf, ...]
     text: str
     context: str = ""
+    keyword_only: tuple[str, ...] = ()  # parameters passed by keyword only (and **kwargs)
 
     def by_path(self) -> dict[str, ArgLeaf]:
         return {leaf.path: leaf for leaf in self.leaves}
 
 
 @dataclass(frozen=True, slots=True)
+class FixPlan:
+    """One code change as data: what a fix's text shows, in a form a program can apply.
+
+    ``decorator`` holds keyword arguments for ``tf.function`` as code
+    (``reduce_retracing=True``); ``call`` the arguments to rewrite at every call site, as
+    (parameter, expression in that parameter) pairs (``("x", "tf.cast(x, tf.float32)")``;
+    ``args_0`` is the first of ``*args``); ``hoist`` means create the tf.function once and
+    reuse it. ``graphs`` is how many graphs TensorFlow keeps for the calls seen once the change
+    is applied (at most that many); ``trade`` what the change gives up.
+    """
+
+    decorator: str = ""
+    call: tuple[tuple[str, str], ...] = ()
+    hoist: bool = False
+    graphs: int = 1
+    promise: str = ""
+    trade: str = ""
+    note: str = ""
+
+    def code(self, name: str = "f") -> str:
+        """The change as a learner pastes it."""
+        parts = []
+        if self.hoist:
+            parts.append(f"{name} = tf.function({name})  # once, outside the loop or cell; call that")
+        if self.decorator:
+            parts.append(f"@tf.function({self.decorator})")
+        if self.call:
+            rewrites = ", ".join(f"`{p}` as `{e}`" for p, e in self.call)
+            parts.append(f"{'and ' if parts else ''}pass {rewrites} at every call of {name}")
+        return " ".join(parts)
+
+    def text(self, name: str = "f") -> str:
+        """The code, then what it does for these calls and what it costs."""
+        out = self.code(name)
+        if self.note:
+            out += f" ({self.note})"
+        if self.promise:
+            out += f" → {self.promise}"
+        if self.trade:
+            out += f", but {self.trade}"
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FixPlan:
+        return cls(
+            decorator=str(data.get("decorator", "")),
+            call=tuple((str(p), str(e)) for p, e in data.get("call", ())),
+            hoist=bool(data.get("hoist", False)),
+            graphs=int(data.get("graphs", 1)),
+            promise=str(data.get("promise", "")),
+            trade=str(data.get("trade", "")),
+            note=str(data.get("note", "")),
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "decorator": self.decorator,
+            "call": [list(pair) for pair in self.call],
+            "hoist": self.hoist,
+            "graphs": self.graphs,
+            "promise": self.promise,
+            "trade": self.trade,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Reason:
-    """Why a trace happened, for one argument (or for the whole function)."""
+    """Why a trace happened, for one argument (or for the whole function).
+
+    ``plans`` are the fixes the ``fix`` text shows, as data (see :class:`FixPlan`).
+    """
 
     code: str
     argument: str = ""
@@ -90,9 +162,10 @@ class Reason:
     after: str = ""
     message: str = ""
     fix: str = ""
+    plans: tuple[FixPlan, ...] = ()
 
-    def to_dict(self) -> dict[str, str]:
-        return {
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {
             "code": self.code,
             "argument": self.argument,
             "before": self.before,
@@ -100,12 +173,15 @@ class Reason:
             "message": self.message,
             "fix": self.fix,
         }
+        if self.plans:
+            data["fix_plans"] = [p.to_dict() for p in self.plans]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Reason:
-        return cls(
-            **{k: str(data.get(k, "")) for k in ("code", "argument", "before", "after", "message", "fix")}
-        )
+        texts = {k: str(data.get(k, "")) for k in ("code", "argument", "before", "after", "message", "fix")}
+        plans = tuple(FixPlan.from_dict(p) for p in data.get("fix_plans") or ())
+        return cls(plans=plans, **texts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,17 @@ stable codes of DESIGN.md. No TensorFlow, no IPython: table-driven tests cover i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from .datatypes import ArgLeaf, Reason, Signature
+from .fixes import (
+    PYTHON_TENSOR_DTYPES,
+    call_plan,
+    graphs_with_reduce_retracing,
+    input_signature_plan,
+    reduce_retracing_plan,
+    spec_for_shapes,
+)
+from .datatypes import ArgLeaf, FixPlan, Reason, Signature
 
 __all__ = [
     "CODES",
@@ -69,6 +78,7 @@ def explain_trace(
     ``restored`` for a SavedModel-restored function, ``tf.data`` for a dataset transformation.
     """
     seen = call if call is not None else new
+    name = _short(qualname)
     if not cached:
         if kind == "method" and other_objects:
             return [
@@ -107,7 +117,7 @@ def explain_trace(
     best_against: Signature | None = None
     best_rank: tuple[int, int, int] | None = None
     for against in reversed(candidates):  # ties go to the most recent graph
-        reasons = _diff(against, seen, history=list(cached) + [seen])
+        reasons = _diff(against, seen, history=list(cached) + [seen], name=name)
         rank = (*_rank(reasons), _distance(against, seen))
         if best_rank is None or rank < best_rank:
             best, best_against, best_rank = reasons, against, rank
@@ -115,8 +125,20 @@ def explain_trace(
     if not best:
         return [_context_changed(best_against, new)]
     if reduce_retracing and call is not None and call.leaves != new.leaves:
-        best = [_generalised(r, call, new) for r in best]
+        best = [_generalised(r, call, new, list(cached) + [new], name) for r in best]
+    if {"variable-creation", ""} <= {*scopes, scope}:
+        # both scopes hold graphs: the first call created variables and traced twice
+        best = [_with_one_off(r) for r in best]
     return best
+
+
+def _with_one_off(reason: Reason) -> Reason:
+    """A function whose first call created variables keeps one more graph whatever the fix."""
+    if not reason.plans:
+        return reason
+    plans = tuple(replace(p, graphs=p.graphs + 1) for p in reason.plans)
+    fix = reason.fix + " (plus the one-off second trace of the first call, which created variables)"
+    return replace(reason, fix=fix, plans=plans)
 
 
 def _rank(reasons: list[Reason]) -> tuple[int, int]:
@@ -146,8 +168,18 @@ def _distance(a: Signature, b: Signature) -> int:
     return total
 
 
+def _short(qualname: str) -> str:
+    short = qualname.rsplit(".", 1)[-1] if qualname else "f"
+    return "f" if short in ("<lambda>", "") else short
+
+
 def _new_function_object(qualname: str, previous: int) -> Reason:
     name = qualname or "this function"
+    plan = FixPlan(
+        hoist=True,
+        graphs=1,
+        promise="one trace per distinct argument signature, instead of one per object",
+    )
     return Reason(
         "new-function-object",
         argument="",
@@ -155,8 +187,9 @@ def _new_function_object(qualname: str, previous: int) -> Reason:
         after="a new tf.function object",
         message=f"a new tf.function object wraps {name}, which another object already traced: "
         "its cache starts empty (tf.function(...) re-created in a loop, or a re-run cell)",
-        fix=f"create the tf.function once and reuse it: hoist `tf.function({name})` (or the "
-        "@tf.function definition) out of the loop or the cell that runs repeatedly",
+        fix="create the tf.function once and reuse it (or move the @tf.function definition "
+        f"out of the loop or the cell that runs repeatedly): {plan.text(_short(qualname))}",
+        plans=(plan,),
     )
 
 
@@ -177,12 +210,18 @@ def _context_changed(before: Signature, after: Signature) -> Reason:
     )
 
 
-def _generalised(reason: Reason, call: Signature, new: Signature) -> Reason:
+def _generalised(
+    reason: Reason, call: Signature, new: Signature, history: Sequence[Signature], name: str
+) -> Reason:
     if reason.code not in ("shape-changed", "rank-changed"):
         return reason
     graph_leaf = new.by_path().get(reason.argument)
     if graph_leaf is None:
         return reason
+    signature = input_signature_plan(history)
+    fix = "nothing more to do: reduce_retracing already relaxed the shape"
+    if signature is not None:
+        fix += f"; to avoid even this one retrace, replace it with {signature.text(name)}"
     return Reason(
         reason.code,
         reason.argument,
@@ -190,12 +229,12 @@ def _generalised(reason: Reason, call: Signature, new: Signature) -> Reason:
         reason.after,
         reason.message + f"; reduce_retracing generalised it to {graph_leaf.shape_text}, so "
         "later calls with other sizes reuse this graph",
-        "nothing more to do: reduce_retracing already relaxed the shape (an input_signature "
-        "would have avoided this one retrace too)",
+        fix,
+        plans=(signature,) if signature is not None else (),
     )
 
 
-def _diff(before: Signature, after: Signature, history: Sequence[Signature]) -> list[Reason]:
+def _diff(before: Signature, after: Signature, history: Sequence[Signature], name: str = "f") -> list[Reason]:
     old = before.by_path()
     new = after.by_path()
     reasons: list[Reason] = []
@@ -209,7 +248,7 @@ def _diff(before: Signature, after: Signature, history: Sequence[Signature]) -> 
                 reasons.append(_structure(path, None, leaf))
                 broken.append(path)
             continue
-        reason = _compare(path, prev, leaf, history)
+        reason = _compare(path, prev, leaf, history, name)
         if reason is not None:
             reasons.append(reason)
             if reason.code in ("structure-changed", "type-changed", "object-changed"):
@@ -244,14 +283,16 @@ def _structure(path: str, before: ArgLeaf | None, after: ArgLeaf | None) -> Reas
     )
 
 
-def _compare(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature]) -> Reason | None:
+def _compare(
+    path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str = "f"
+) -> Reason | None:
     if prev.kind != leaf.kind or (prev.kind in ("python", "composite") and prev.type_name != leaf.type_name):
-        return _type_changed(path, prev, leaf)
+        return _type_changed(path, prev, leaf, history, name)
     if leaf.kind == "tensor":
-        return _tensor(path, prev, leaf, history)
+        return _tensor(path, prev, leaf, history, name)
     if leaf.kind == "python":
         if prev.value != leaf.value:
-            return _python_value(path, prev, leaf)
+            return _python_value(path, prev, leaf, history, name)
         return None
     if leaf.kind == "variable":
         if (prev.dtype, prev.shape, prev.value) != (leaf.dtype, leaf.shape, leaf.value):
@@ -281,31 +322,78 @@ def _compare(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signatur
         return None
     if leaf.kind == "container":
         if prev.type_name != leaf.type_name:
-            return _type_changed(path, prev, leaf)
+            return _type_changed(path, prev, leaf, history, name)
         if prev.value != leaf.value:
-            return Reason(
-                "structure-changed",
-                path,
-                prev.describe(),
-                leaf.describe(),
-                f"`{path}` changed structure ({prev.value} → {leaf.value}); every structure is "
-                "a separate graph, and a Python list is unrolled into the graph",
-                "keep the container's length and keys fixed; for a varying number of items "
-                "pass one tensor (tf.stack) or a tf.data.Dataset instead of a Python list",
-            )
+            return _structure_changed(path, prev, leaf, history, name)
         return None
     if prev.value != leaf.value:
-        code = "dtype-changed" if _dtypes_in(prev.value) != _dtypes_in(leaf.value) else "shape-changed"
+        if _dtypes_in(prev.value) != _dtypes_in(leaf.value):
+            code, fix = "dtype-changed", "keep its dtypes fixed (cast the values before calling)"
+        else:
+            code, fix = "shape-changed", "keep its shapes fixed, or use reduce_retracing=True"
         return Reason(
             code,
             path,
             prev.value or prev.type_name,
             leaf.value or leaf.type_name,
             f"`{path}` ({leaf.type_name}) has a different type spec than any cached graph",
-            "keep its element shapes and dtypes fixed, use reduce_retracing=True, or give an "
-            "input_signature with None dimensions",
+            fix,
         )
     return None
+
+
+def _structure_changed(
+    path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
+) -> Reason:
+    plans: tuple[FixPlan, ...] = ()
+    fix = (
+        "keep the container's length and keys fixed; for a varying number of items pass one "
+        "tensor (tf.stack) or a tf.data.Dataset instead of a Python list"
+    )
+    stacked = _stacked_history(path, history) if _is_top(path) and leaf.type_name == "list" else None
+    if stacked is not None:
+        graphs = graphs_with_reduce_retracing(stacked)
+        plan = FixPlan(
+            decorator="reduce_retracing=True",
+            call=((path, f"tf.stack({path})"),),
+            graphs=graphs,
+            promise=f"at most {graphs} graphs for the calls seen (the stacked tensor's first "
+            "dimension varies, which reduce_retracing relaxes to None)",
+            trade="the body then gets one tensor instead of a list: index it or reduce over "
+            "axis 0 (tf.reduce_sum(..., axis=0)); a `for` over it becomes a tf.while_loop",
+        )
+        plans = (plan,)
+        fix = f"pass one tensor instead of a Python list of varying length: {plan.text(name)}"
+    return Reason(
+        "structure-changed",
+        path,
+        prev.describe(),
+        leaf.describe(),
+        f"`{path}` changed structure ({prev.value} → {leaf.value}); every structure is "
+        "a separate graph, and a Python list is unrolled into the graph",
+        fix,
+        plans=plans,
+    )
+
+
+def _stacked_history(path: str, history: Sequence[Signature]) -> list[Signature] | None:
+    """The graphs seen, with the list ``path`` replaced by its tf.stack: None unless every item
+    of every call is a tensor of one dtype and shape."""
+    out = []
+    for sig in history:
+        items = [leaf for leaf in sig.leaves if leaf.path.startswith(path + "[")]
+        if not items or any(i.kind != "tensor" or "[" in i.path[len(path) + 1 : -1] for i in items):
+            return None
+        if len({(i.dtype, i.shape) for i in items}) != 1 or items[0].shape is None:
+            return None
+        stacked = ArgLeaf(path, "tensor", "Tensor", items[0].dtype, (len(items), *items[0].shape))
+        leaves = [stacked if x.path == path else x for x in sig.leaves if x not in items]
+        out.append(Signature(tuple(leaves), sig.text, sig.context, sig.keyword_only))
+    return out
+
+
+def _is_top(path: str) -> bool:
+    return "[" not in path and "." not in path
 
 
 def _dtypes_in(text: str | None) -> list[str]:
@@ -314,14 +402,34 @@ def _dtypes_in(text: str | None) -> list[str]:
     return re.findall(r"tf\.[a-z0-9_]+", text or "")
 
 
-def _type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
+def _type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str) -> Reason:
     before = f"{_KIND_WORDS.get(prev.kind, prev.kind)} ({prev.type_name})"
     after = f"{_KIND_WORDS.get(leaf.kind, leaf.kind)} ({leaf.type_name})"
+    plans: tuple[FixPlan, ...] = ()
     if leaf.kind == "tensor" or prev.kind == "tensor":
         fix = (
             f"pass `{path}` as the same kind on every call: always a tensor "
             f"(tf.constant(...)) if it varies, always a Python value if it is a fixed setting"
         )
+        tensor = leaf if leaf.kind == "tensor" else prev
+        python = prev if leaf.kind == "tensor" else leaf
+        if _is_top(path) and python.kind == "python" and python.type_name in PYTHON_TENSOR_DTYPES:
+            dtype = tensor.dtype or PYTHON_TENSOR_DTYPES[python.type_name]
+
+            def as_tensor(x: ArgLeaf) -> ArgLeaf:
+                if x.path != path or x.kind != "python":
+                    return x
+                return ArgLeaf(path, "tensor", "Tensor", dtype, ())
+
+            plan = call_plan(
+                history,
+                {path: f"tf.cast({path}, tf.{dtype})"},
+                as_tensor,
+                promise="",
+            )
+            plan = _promised(plan, "graph for the calls seen: one kind, one dtype")
+            plans = (plan,)
+            fix = f"pass `{path}` as the same kind on every call, always a {dtype} tensor: {plan.text(name)}"
     else:
         fix = f"pass `{path}` as the same kind of value on every call"
     return Reason(
@@ -331,22 +439,51 @@ def _type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
         after,
         f"`{path}` changed kind: {before} → {after}",
         fix,
+        plans=plans,
     )
 
 
-def _python_value(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
+def _promised(plan: FixPlan, what: str) -> FixPlan:
+    graphs = plan.graphs
+    words = what.replace("graph", "graphs", 1) if graphs != 1 else what
+    return FixPlan(plan.decorator, plan.call, plan.hoist, graphs, f"{graphs} {words}", plan.trade, plan.note)
+
+
+def _python_value(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str) -> Reason:
     kind = leaf.type_name
-    if kind == "bool":
-        fix = (
-            f"expected once per value for a mode flag; to share one graph pass "
-            f"`{path}=tf.constant({leaf.value})` and branch with tf.cond (AutoGraph turns "
-            f"`if {path}:` on a tensor into tf.cond)"
+    dtype = PYTHON_TENSOR_DTYPES.get(kind)
+    plans: tuple[FixPlan, ...] = ()
+    plan: FixPlan | None = None
+    if dtype is not None and _is_top(path):
+
+        def as_tensor(x: ArgLeaf) -> ArgLeaf:
+            if x.path != path or x.kind != "python":
+                return x
+            return ArgLeaf(path, "tensor", "Tensor", dtype, ())
+
+        trade = ""
+        if kind == "int":
+            trade = (
+                f"tf.constant({path}) is an int32 tensor: where it meets float tensors, cast it "
+                f"(tf.cast({path}, tf.float32)); `for i in range({path})` becomes a tf.while_loop"
+            )
+        plan = _promised(
+            call_plan(history, {path: f"tf.constant({path})"}, as_tensor, promise="", trade=trade),
+            "graph for the calls seen, whatever the value",
         )
-    elif kind in ("int", "float"):
+        plans = (plan,)
+    if kind == "bool":
+        fix = "expected once per value for a mode flag"
+        if plan is not None:
+            fix += (
+                f"; to share one graph: {plan.text(name)} — AutoGraph turns `if {path}:` on a "
+                "tensor into tf.cond, so the graph holds both branches"
+            )
+    elif plan is not None:
         fix = (
-            f"pass `{path}` as a tensor — `tf.constant({leaf.value})` (or a tf.Variable you "
-            "assign) — so one graph serves every value; where it drives control flow, "
-            "AutoGraph turns `if`/`for range()` on a tensor into tf.cond/tf.while_loop"
+            f"pass `{path}` as a tensor so one graph serves every value: {plan.text(name)}; "
+            "where it drives control flow, AutoGraph turns `if`/`for range()` on a tensor "
+            "into tf.cond/tf.while_loop"
         )
     else:
         fix = f"pass `{path}` as a tensor, or keep it fixed; every distinct Python value makes a new graph"
@@ -358,25 +495,36 @@ def _python_value(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
         f"`{path}` is a Python {kind} and its value changed ({prev.value} → {leaf.value}): "
         "TensorFlow bakes Python values into the graph, one graph per value",
         fix,
+        plans=plans,
     )
 
 
-def _tensor(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature]) -> Reason | None:
+def _tensor(
+    path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
+) -> Reason | None:
     if prev.dtype != leaf.dtype:
-        return Reason(
-            "dtype-changed",
-            path,
-            prev.dtype or "",
-            leaf.dtype or "",
-            f"`{path}` is a {leaf.dtype} tensor; the cached graph takes {prev.dtype}",
-            f"cast before calling (`tf.cast({path}, tf.{prev.dtype})`) so every call passes "
-            f"one dtype, or fix it with {input_signature_text(path, history, prev.dtype)}",
-        )
+        return _dtype_changed(path, prev, leaf, history, name)
     if prev.shape is None or leaf.shape is None:
         return None
     if _compatible(leaf.shape, prev.shape):
         return None
-    spec = input_signature_text(path, history, leaf.dtype)
+    signature = input_signature_plan(history)
+    relax: FixPlan | None = reduce_retracing_plan(history)
+    if relax is not None and relax.graphs >= len({sig.leaves for sig in history}):
+        relax = None  # these calls differ in more than shapes: it would not save a trace
+    plans = tuple(p for p in (signature, relax) if p is not None)
+    if signature is not None and relax is not None:
+        cure = (
+            f"declare every argument, the varying dimensions as None: "
+            f"{signature.text(name)}; or {relax.text(name)}"
+        )
+    elif signature is not None:
+        cure = f"declare every argument, the varying dimensions as None: {signature.text(name)}"
+    elif relax is not None:
+        cure = f"{relax.text(name)} (no input_signature fits these arguments{_why_no_signature(history)})"
+    else:
+        cure = "keep its shape fixed: these calls also differ in more than shapes"
+
     if len(prev.shape) != len(leaf.shape):
         return Reason(
             "rank-changed",
@@ -384,7 +532,8 @@ def _tensor(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature
             prev.shape_text,
             leaf.shape_text,
             f"`{path}` changed rank ({len(prev.shape)} → {len(leaf.shape)} dimensions)",
-            f"pass tensors of one rank (reshape first), or accept any rank with {spec}",
+            f"pass tensors of one rank (reshape first), or accept any rank: {cure}",
+            plans=plans,
         )
     last_batch = (
         len(leaf.shape) >= 1
@@ -396,13 +545,71 @@ def _tensor(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature
     message = f"`{path}` changed shape {prev.shape_text} → {leaf.shape_text}"
     if last_batch:
         message += " — typically the smaller last batch of a dataset"
-        fix = (
-            f"use .batch(..., drop_remainder=True), or declare the batch dimension as None: "
-            f"{spec} (or reduce_retracing=True)"
-        )
+        fix = f"use .batch(..., drop_remainder=True) (drops the last, smaller batch), or {cure}"
     else:
-        fix = f"declare the varying dimensions as None: {spec} (or reduce_retracing=True)"
-    return Reason("shape-changed", path, prev.shape_text, leaf.shape_text, message, fix)
+        fix = cure
+    return Reason("shape-changed", path, prev.shape_text, leaf.shape_text, message, fix, plans=plans)
+
+
+def _why_no_signature(history: Sequence[Signature]) -> str:
+    last = history[-1] if history else None
+    if last is None:
+        return ""
+    if last.keyword_only:
+        return ": keyword-only arguments (" + ", ".join(last.keyword_only) + ") cannot be in one"
+    odd = [
+        leaf.path
+        for leaf in last.leaves
+        if leaf.kind not in ("tensor", "container")
+        and not (leaf.kind == "python" and leaf.type_name in PYTHON_TENSOR_DTYPES)
+    ]
+    if odd:
+        return ": " + ", ".join(f"`{p}`" for p in odd[:3]) + " cannot be described by a tf.TensorSpec"
+    return ""
+
+
+def _dtype_changed(
+    path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
+) -> Reason:
+    target = prev.dtype or "float32"
+    fix = f"cast before calling (`tf.cast({path}, tf.{target})`) so every call passes one dtype"
+    plans: tuple[FixPlan, ...] = ()
+    if _is_top(path):
+
+        def cast(x: ArgLeaf) -> ArgLeaf:
+            if x.path != path or x.kind != "tensor":
+                return x
+            return ArgLeaf(x.path, x.kind, x.type_name, target, x.shape, x.value)
+
+        rewrite = {path: f"tf.cast({path}, tf.{target})"}
+        cast_plan = _promised(call_plan(history, rewrite, cast), "graph for the calls seen, all in one dtype")
+        plans = (cast_plan,)
+        fix = (
+            f"cast before calling, so every call passes one dtype: {cast_plan.text(name)} "
+            "(reduce_retracing=True would not help: it never relaxes a dtype)"
+        )
+        signature = input_signature_plan(history, dtypes={path: target})
+        if signature is not None:
+            declared = FixPlan(
+                decorator=signature.decorator,
+                call=cast_plan.call,
+                graphs=1,
+                promise="one graph for every call",
+                trade=f"a call passing `{path}` as {leaf.dtype} without the cast then raises "
+                "TypeError instead of tracing again",
+                note=signature.note,
+            )
+            plans = (cast_plan, declared)
+            fix += f"; to make another dtype an error: {declared.text(name)}"
+    return Reason(
+        "dtype-changed",
+        path,
+        prev.dtype or "",
+        leaf.dtype or "",
+        f"`{path}` is a {leaf.dtype} tensor; the cached graph takes {prev.dtype}",
+        fix,
+        plans=plans,
+    )
 
 
 def _compatible(shape: tuple[int | None, ...], pattern: tuple[int | None, ...]) -> bool:
@@ -410,31 +617,19 @@ def _compatible(shape: tuple[int | None, ...], pattern: tuple[int | None, ...]) 
 
 
 def input_signature_text(path: str, history: Sequence[Signature], dtype: str | None) -> str:
-    """``@tf.function(input_signature=[tf.TensorSpec([None, 128], tf.float32)])`` for ``path``,
-    with every dimension that varied across ``history`` set to None."""
+    """``@tf.function(input_signature=[...])`` covering every argument of the graphs in
+    ``history`` (the varying dimensions of ``path`` set to None), or, when no input_signature
+    can cover them, the spec of ``path`` alone."""
+    plan = input_signature_plan(history, dtypes={path: dtype} if dtype else None)
+    if plan is not None:
+        return f"@tf.function({plan.decorator})"
     shapes = [
         leaf.shape
         for sig in history
         for leaf in sig.leaves
         if leaf.path == path and leaf.kind == "tensor" and leaf.dtype == dtype
     ]
-    spec = _spec_for(shapes, dtype)
-    if "[" in path or "." in path:
-        return f"a tf.TensorSpec for `{path}`: {spec}"
-    return f"@tf.function(input_signature=[{spec}])"
-
-
-def _spec_for(shapes: Sequence[tuple[int | None, ...] | None], dtype: str | None) -> str:
-    known = [s for s in shapes if s is not None]
-    dtype_text = f"tf.{dtype}" if dtype else "tf.float32"
-    if not known or len({len(s) for s in known}) != 1 or len(known) != len(shapes):
-        return f"tf.TensorSpec(None, {dtype_text})"
-    dims = []
-    for column in zip(*known):
-        first = column[0]
-        dims.append(first if all(d == first for d in column) else None)
-    inner = ", ".join("None" if d is None else str(d) for d in dims)
-    return f"tf.TensorSpec([{inner}], {dtype_text})"
+    return f"a tf.TensorSpec for `{path}`: {spec_for_shapes(shapes, dtype)}"
 
 
 def mark_wasted(reasons: Sequence[Reason], graph_index: int) -> list[Reason]:
@@ -442,14 +637,10 @@ def mark_wasted(reasons: Sequence[Reason], graph_index: int) -> list[Reason]:
     out = []
     for r in reasons:
         if r.code == "python-value-changed":
-            r = Reason(
-                r.code,
-                r.argument,
-                r.before,
-                r.after,
-                r.message + f" — a wasted retrace: the new graph is the same as graph #{graph_index} "
-                "except for constants",
-                r.fix,
+            r = replace(
+                r,
+                message=r.message + f" — a wasted retrace: the new graph is the same as graph "
+                f"#{graph_index} except for constants",
             )
         out.append(r)
     return out

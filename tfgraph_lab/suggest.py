@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from .datatypes import FunctionSummary, Reason, Signature
-from .explain import _spec_for
+from .fixes import input_signature_plan, reduce_retracing_plan
+from .datatypes import FixPlan, FunctionSummary, Reason, Signature
 
 __all__ = ["signature_from_history", "suggest_fix"]
 
@@ -19,26 +19,10 @@ _BENIGN = ("first-trace", "variable-creation")
 
 
 def signature_from_history(history: Sequence[Signature]) -> str | None:
-    """``input_signature=[...]`` covering every graph seen, or None when an argument is not a
-    tensor (an input_signature only takes tensors) or dtypes differ."""
-    if not history:
-        return None
-    params: list[str] = []
-    for leaf in history[0].leaves:
-        if _is_top(leaf.path) and leaf.path not in params:
-            params.append(leaf.path)
-    specs = []
-    for param in params:
-        leaves = [sig.by_path().get(param) for sig in history]
-        if any(leaf is None or leaf.kind != "tensor" for leaf in leaves):
-            return None
-        dtypes = {leaf.dtype for leaf in leaves if leaf is not None}
-        if len(dtypes) != 1:
-            return None
-        specs.append(_spec_for([leaf.shape for leaf in leaves if leaf is not None], dtypes.pop()))
-    if not specs:
-        return None
-    return "input_signature=[" + ", ".join(specs) + "]"
+    """``input_signature=[...]`` covering every parameter of every graph seen, or None when no
+    input_signature can (a keyword-only argument, an object, a string, a dtype that varies)."""
+    plan = input_signature_plan(history)
+    return plan.decorator if plan is not None else None
 
 
 def _is_top(path: str) -> bool:
@@ -76,19 +60,21 @@ def _suggest_for(
     if short == "<lambda>":
         short = "f"
     if code in ("shape-changed", "rank-changed"):
-        signature = signature_from_history(history)
-        if signature is not None:
-            return f"@tf.function({signature})\ndef {short}(...): ..."
-        return f"@tf.function(reduce_retracing=True)\ndef {short}(...): ..."
-    if code == "dtype-changed":
-        changed = [r for r in reasons if r.code == code]
-        target = changed[0].before if changed else "float32"
-        arg = changed[0].argument if changed else "x"
-        return f"{short}(..., {arg}=tf.cast({arg}, tf.{target}))  # one dtype for every call"
+        plan = input_signature_plan(history) or reduce_retracing_plan(history)
+        lines = [f"@tf.function({plan.decorator})", f"def {short}(...): ...  # {plan.promise}"]
+        if plan.note:
+            lines.append(f"# {plan.note}")
+        return "\n".join(lines)
+    if code in ("dtype-changed", "type-changed", "structure-changed"):
+        latest = _latest_plan(reasons, code)
+        if latest is not None:
+            return _plan_lines(latest, short)
     if code == "python-value-changed":
-        args = _arguments(reasons, code)
-        passes = ", ".join(f"{a}=tf.constant({a})" for a in args)
-        return f"{short}(..., {passes})  # tensors: one graph for every value"
+        rewrites = [p.call for r in reasons if r.code == code for p in r.plans[:1]]
+        merged = tuple(dict.fromkeys(pair for call in rewrites for pair in call))
+        if merged:
+            passes = ", ".join(f"{a}={e}" for a, e in merged)
+            return f"{short}(..., {passes})  # tensors: a new value no longer makes a new graph"
     if code == "new-function-object":
         return (
             f"{short}_fn = tf.function({short})  # once, outside the loop or cell\nfor ...: {short}_fn(...)"
@@ -100,13 +86,7 @@ def _suggest_for(
             f"or make {short} a method of the object"
         )
     if code == "structure-changed":
-        args = _arguments(reasons, code)
-        return (
-            f"{short}(..., {args[0]}=tf.stack({args[0]}))  # one tensor instead of a Python "
-            "list of varying length"
-            if args and args[0]
-            else f"# call {short} with the same arguments every time"
-        )
+        return f"# call {short} with the same arguments, containers of one length and keys, every time"
     if code == "type-changed":
         args = _arguments(reasons, code)
         return f"# pass {', '.join(args)} as the same kind (always a tensor) on every call"
@@ -117,3 +97,21 @@ def _suggest_for(
 
 def _arguments(reasons: Sequence[Reason], code: str) -> list[str]:
     return list(dict.fromkeys(r.argument for r in reasons if r.code == code and r.argument))
+
+
+def _latest_plan(reasons: Sequence[Reason], code: str) -> FixPlan | None:
+    for r in reversed(reasons):
+        if r.code == code and r.plans:
+            return r.plans[0]
+    return None
+
+
+def _plan_lines(plan: FixPlan, short: str) -> str:
+    lines = []
+    if plan.decorator:
+        lines += [f"@tf.function({plan.decorator})", f"def {short}(...): ..."]
+    if plan.call:
+        passes = ", ".join(f"{a}={e}" for a, e in plan.call)
+        lines.append(f"{short}(..., {passes})  # at every call")
+    lines.append(f"# {plan.promise}" + (f"; trade-off: {plan.trade}" if plan.trade else ""))
+    return "\n".join(lines)

@@ -57,12 +57,20 @@ def signature_of(function_type: Any, context: str = "") -> Signature:
     """Flatten a TF ``FunctionType`` (of a graph or a call) into plain leaves and text."""
     leaves: list[ArgLeaf] = []
     texts: list[str] = []
+    keyword_only: list[str] = []
     parameters = getattr(function_type, "parameters", None) or {}
     for name, parameter in parameters.items():
         constraint = getattr(parameter, "type_constraint", None)
         _flatten(str(name), constraint, leaves)
         texts.append(f"{name}: {_type_text(constraint)}")
-    return Signature(leaves=tuple(leaves), text=", ".join(texts), context=context)
+        # TF 2.21 makes every positional parameter (and each of *args, as args_0…)
+        # POSITIONAL_ONLY in a graph's FunctionType; keyword-only ones and **kwargs entries
+        # stay KEYWORD_ONLY: no input_signature can describe those.
+        if str(getattr(getattr(parameter, "kind", None), "name", "")) in ("KEYWORD_ONLY", "VAR_KEYWORD"):
+            keyword_only.append(str(name))
+    return Signature(
+        leaves=tuple(leaves), text=", ".join(texts), context=context, keyword_only=tuple(keyword_only)
+    )
 
 
 def _shape_tuple(shape: Any) -> tuple[int | None, ...] | None:

@@ -1,0 +1,236 @@
+"""Fixes as data: code changes a learner can paste and a program can apply.
+
+A :class:`~tfgraph_lab.datatypes.FixPlan` is one change — keyword arguments for ``tf.function``,
+a rewrite of some arguments at every call site, or "create the tf.function once" — with the
+number of graphs TensorFlow would keep for the calls seen once it is applied, and what it gives
+up. The explainer and the suggester build their fix texts from these plans, so the text a
+learner reads is the change a test applies (``tests/test_fix_table.py``).
+
+What each cure cures was measured on TensorFlow 2.21 (``reduce_retracing=True`` relaxes tensor
+and tf.Variable shapes and ranks; it does not relax a dtype, a Python value, an object's
+identity, a container's length, a new tf.function object or variable creation), and an
+``input_signature`` must cover every positional parameter (a parameter with a default that it
+leaves out is frozen to that default: another value raises TypeError); it cannot describe
+keyword-only parameters or ``**kwargs`` without defaults; a Python bool/int/float given a
+``tf.TensorSpec([], ...)`` is converted to a tensor by TensorFlow itself.
+
+Pure: plain records only. Imports neither TensorFlow, IPython nor ipywidgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from .datatypes import ArgLeaf, FixPlan, Signature
+
+__all__ = [
+    "PYTHON_TENSOR_DTYPES",
+    "call_plan",
+    "graphs_with_reduce_retracing",
+    "input_signature_plan",
+    "reduce_retracing_plan",
+    "spec_for_shapes",
+]
+
+# The dtype TensorFlow gives a Python scalar converted by a TensorSpec or tf.constant.
+PYTHON_TENSOR_DTYPES = {"bool": "bool", "int": "int32", "float": "float32"}
+
+Shape = tuple[int | None, ...]
+
+
+def spec_for_shapes(shapes: Sequence[Shape | None], dtype: str | None) -> str:
+    """``tf.TensorSpec([None, 128], tf.float32)``: every dimension that varied becomes None;
+    ``tf.TensorSpec(None, …)`` (any rank) when the rank varied or was unknown."""
+    known = [s for s in shapes if s is not None]
+    dtype_text = f"tf.{dtype}" if dtype else "tf.float32"
+    if not known or len({len(s) for s in known}) != 1 or len(known) != len(shapes):
+        return f"tf.TensorSpec(None, {dtype_text})"
+    dims = []
+    for column in zip(*known):
+        first = column[0]
+        dims.append(first if all(d == first for d in column) else None)
+    inner = ", ".join("None" if d is None else str(d) for d in dims)
+    return f"tf.TensorSpec([{inner}], {dtype_text})"
+
+
+def _parent(path: str) -> str | None:
+    cut = max(path.rfind("["), path.rfind("."))
+    return None if cut <= 0 else path[:cut]
+
+
+def top_parameters(sig: Signature) -> list[str]:
+    """The function's parameters, in order (``self`` of a method is never among them)."""
+    return [leaf.path for leaf in sig.leaves if _parent(leaf.path) is None]
+
+
+def _children(sig: Signature, path: str) -> list[str]:
+    return [leaf.path for leaf in sig.leaves if _parent(leaf.path) == path]
+
+
+class _SpecBuilder:
+    """The nested spec of one parameter over every graph seen, or None when none fits."""
+
+    def __init__(self, history: Sequence[Signature], dtypes: dict[str, str]) -> None:
+        self.history = history
+        self.maps = [sig.by_path() for sig in history]
+        self.dtypes = dtypes
+        self.converted: list[str] = []  # Python scalars the spec turns into tensors
+
+    def spec(self, path: str) -> str | None:
+        leaves = [m.get(path) for m in self.maps]
+        if any(leaf is None for leaf in leaves):
+            return None
+        present = [leaf for leaf in leaves if leaf is not None]
+        first = present[0]
+        if any(leaf.kind != first.kind or leaf.type_name != first.type_name for leaf in present):
+            return None
+        if first.kind == "tensor":
+            dtypes = {self.dtypes.get(path, leaf.dtype or "") for leaf in present}
+            if len(dtypes) != 1:
+                return None
+            return spec_for_shapes([leaf.shape for leaf in present], dtypes.pop())
+        if first.kind == "python" and first.type_name in PYTHON_TENSOR_DTYPES:
+            self.converted.append(path)
+            return f"tf.TensorSpec([], tf.{PYTHON_TENSOR_DTYPES[first.type_name]})"
+        if first.kind == "container" and first.type_name in ("list", "tuple", "dict"):
+            if any(leaf.value != first.value for leaf in present):
+                return None
+            children = _children(self.history[0], path)
+            parts = []
+            for child in children:
+                inner = self.spec(child)
+                if inner is None:
+                    return None
+                if first.type_name == "dict":
+                    parts.append(f"{child[len(path) + 1 : -1]}: {inner}")
+                else:
+                    parts.append(inner)
+            if first.type_name == "dict":
+                return "{" + ", ".join(parts) + "}"
+            if first.type_name == "tuple":
+                return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+            return "[" + ", ".join(parts) + "]"
+        return None  # objects, variables, strings, None, composites: no TensorSpec fits
+
+
+def input_signature_plan(
+    history: Sequence[Signature], *, dtypes: dict[str, str] | None = None
+) -> FixPlan | None:
+    """An ``input_signature`` covering every parameter, in order, with the dimensions that
+    varied across ``history`` set to None (``dtypes`` overrides a parameter's dtype), or None
+    when no input_signature can serve these calls."""
+    if not history:
+        return None
+    last = history[-1]
+    if last.keyword_only:
+        return None  # keyword-only parameters (and **kwargs) cannot be in an input_signature
+    params = top_parameters(last)
+    if not params or any(top_parameters(sig) != params for sig in history):
+        return None
+    builder = _SpecBuilder(history, dtypes or {})
+    specs = []
+    for param in params:
+        spec = builder.spec(param)
+        if spec is None:
+            return None
+        specs.append(spec)
+    trade = "another dtype or rank then raises TypeError instead of tracing again"
+    note = ""
+    if builder.converted:
+        kinds = {p: _leaf_type(last, p) for p in builder.converted}
+        note = "; ".join(
+            f"`{p}` becomes a tf.{PYTHON_TENSOR_DTYPES[k]} scalar tensor" for p, k in kinds.items()
+        )
+        note += " (TensorFlow converts the Python value you pass, as tf.constant does)"
+        flags = [p for p, k in kinds.items() if k == "bool"]
+        if flags:
+            note += f"; AutoGraph turns `if {flags[0]}:` into tf.cond, one graph for both branches"
+        trade += "; code that needs a real Python value there must use tf ops instead"
+    return FixPlan(
+        decorator="input_signature=[" + ", ".join(specs) + "]",
+        graphs=1,
+        promise="1 graph for every call",
+        trade=trade,
+        note=note,
+    )
+
+
+def _leaf_type(sig: Signature, path: str) -> str:
+    leaf = sig.by_path().get(path)
+    return leaf.type_name if leaf is not None else ""
+
+
+def reduce_retracing_plan(history: Sequence[Signature]) -> FixPlan:
+    """``reduce_retracing=True``: it relaxes shapes after the second one it sees, nothing else
+    (measured on TF 2.21: dtype, Python values and objects still retrace)."""
+    graphs = graphs_with_reduce_retracing(history)
+    python = [leaf.path for leaf in history[-1].leaves if leaf.kind == "python"] if history else []
+    trade = "its graphs take unknown dimensions"
+    if python:
+        trade += f"; `{python[0]}` stays a Python value: one graph per value"
+    return FixPlan(
+        decorator="reduce_retracing=True",
+        graphs=graphs,
+        promise=f"at most {graphs} graph{'s' if graphs != 1 else ''} for these calls "
+        "(the second shape seen is traced with its varying dimensions as None)",
+        trade=trade,
+    )
+
+
+def _supertype(a: ArgLeaf, b: ArgLeaf) -> ArgLeaf | None:
+    """The most specific leaf both fit in, as TF's reduce_retracing computes it (TF 2.21
+    ``TensorSpec.most_specific_common_supertype``): same dtype, dims kept where equal."""
+    if (a.path, a.kind, a.type_name, a.dtype, a.value) != (b.path, b.kind, b.type_name, b.dtype, b.value):
+        return None
+    if a.kind not in ("tensor", "variable") or a.shape == b.shape:
+        return a
+    if a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
+        shape: Shape | None = None
+    else:
+        shape = tuple(x if x == y else None for x, y in zip(a.shape, b.shape))
+    return ArgLeaf(a.path, a.kind, a.type_name, a.dtype, shape, a.value)
+
+
+def _fits(leaves: tuple[ArgLeaf, ...], graph: tuple[ArgLeaf, ...]) -> bool:
+    return len(leaves) == len(graph) and all(_supertype(x, g) == g for x, g in zip(leaves, graph))
+
+
+def graphs_with_reduce_retracing(history: Sequence[Signature]) -> int:
+    """How many graphs TF 2.21 keeps for these calls, in order, under reduce_retracing=True:
+    a call no graph fits is traced with its type relaxed against every cached one it has a
+    common supertype with."""
+    graphs: list[tuple[ArgLeaf, ...]] = []
+    for sig in history:
+        leaves = sig.leaves
+        if any(_fits(leaves, g) for g in graphs):
+            continue
+        relaxed = leaves
+        for g in graphs:
+            if len(g) != len(relaxed):
+                continue
+            merged = [_supertype(x, y) for x, y in zip(relaxed, g)]
+            if all(m is not None for m in merged):
+                relaxed = tuple(m for m in merged if m is not None)
+        graphs.append(relaxed)
+    return len(graphs)
+
+
+def call_plan(
+    history: Sequence[Signature],
+    rewrites: dict[str, str],
+    transform: Callable[[ArgLeaf], ArgLeaf],
+    *,
+    promise: str = "",
+    trade: str = "",
+    note: str = "",
+) -> FixPlan:
+    """Rewrite arguments at every call site (``x=tf.cast(x, tf.float32)``); the graphs it
+    leaves are the distinct signatures once ``transform`` has rewritten those leaves."""
+    seen = {tuple(transform(leaf) for leaf in sig.leaves) for sig in history}
+    return FixPlan(
+        call=tuple(rewrites.items()),
+        graphs=max(1, len(seen)),
+        promise=promise,
+        trade=trade,
+        note=note,
+    )

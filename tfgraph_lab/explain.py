@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from .datatypes import ArgLeaf, FixPlan, Reason, Signature
 from .fixes import (
     PYTHON_TENSOR_DTYPES,
     call_plan,
@@ -19,7 +20,6 @@ from .fixes import (
     reduce_retracing_plan,
     spec_for_shapes,
 )
-from .datatypes import ArgLeaf, FixPlan, Reason, Signature
 
 __all__ = [
     "CODES",

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from .fixes import input_signature_plan, reduce_retracing_plan
 from .datatypes import FixPlan, FunctionSummary, Reason, Signature
+from .fixes import input_signature_plan, reduce_retracing_plan
 
 __all__ = ["signature_from_history", "suggest_fix"]
 

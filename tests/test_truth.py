@@ -45,3 +45,50 @@ def test_shape_fix_for_a_tensor_and_a_python_flag_works_as_printed() -> None:
         after = [np.asarray(fixed(x, t)) for x, t in calls]  # raised TypeError before the fix
         assert all(np.allclose(a, b) for a, b in zip(before, after)), snippet
         assert fixed.experimental_get_tracing_count() < watched.experimental_get_tracing_count()
+
+
+def test_tf_data_wrapper_is_not_a_trace_of_the_mapped_function() -> None:
+    """Issue 12, item 3: `Dataset.map(preprocess)` on a tf.function that already traced for
+    that input adds no trace to preprocess; tf.data's own graph gets a row of its own."""
+
+    @tf.function
+    def preprocess(x):  # type: ignore[no-untyped-def]
+        return x * 2
+
+    with tfgraph_lab.watch() as w:
+        preprocess(tf.constant(1, tf.int64))
+        ds = tf.data.Dataset.range(10).map(preprocess)
+        values = list(ds.as_numpy_iterator())
+    assert values == [2 * i for i in range(10)]
+    report = w.report
+    name = "test_tf_data_wrapper_is_not_a_trace_of_the_mapped_function.<locals>.preprocess"
+    assert report.function(name).traces == preprocess.experimental_get_tracing_count() == 1
+    (wrapper,) = [f for f in report.functions if f.wraps == name]
+    assert wrapper.qualname == f"tf.data wrapper around {name}"
+    assert wrapper.traces == 1 and [g.via for g in wrapper.graphs] == ["tf.data"]
+    data = report.to_dict()
+    rows = {f["qualname"]: f for f in data["functions"]}  # type: ignore[union-attr, index]
+    assert rows[name]["traces"] == 1 and rows[wrapper.qualname]["wraps"] == name
+    text = str(report)
+    assert f"tf.data wrapper around {name}" in text
+
+
+def test_tf_data_map_tracing_the_function_counts_once() -> None:
+    """When map is what first traces the tf.function, the function has TF's count (1) and the
+    wrapper its own graph; a plain Python function mapped stays one row of its own."""
+
+    @tf.function
+    def scale(x):  # type: ignore[no-untyped-def]
+        return x * 3
+
+    def plain(x):  # type: ignore[no-untyped-def]
+        return x + 1
+
+    with tfgraph_lab.watch() as w:
+        list(tf.data.Dataset.range(4).map(scale))
+        list(tf.data.Dataset.range(4).map(plain))
+    prefix = "test_tf_data_map_tracing_the_function_counts_once.<locals>."
+    assert w.report.function(prefix + "scale").traces == scale.experimental_get_tracing_count() == 1
+    assert w.report.function("tf.data wrapper around " + prefix + "scale").traces == 1
+    assert w.report.function(prefix + "plain").traces == 1
+    assert not any(f.wraps.endswith("plain") for f in w.report.functions)

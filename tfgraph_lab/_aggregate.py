@@ -225,6 +225,7 @@ def aggregate(
             input_signature=info.input_signature,
             wasted_retraces=acc.wasted,
             hints=tuple((hints or {}).get((info.qualname, info.filename), ())),
+            wraps=info.wraps,
         )
         suggestion = suggest_fix(summary, acc.reasons, [g.signature for g in acc.graphs])
         summaries.append(replace(summary, suggestion=suggestion or None))

@@ -346,6 +346,9 @@ class FunctionSummary:
     wasted_retraces: int = 0
     hints: tuple[str, ...] = ()
     suggestion: str | None = None  # the change that would stop the retraces (suggest.py)
+    # Set for a graph TF built around a user's tf.function (a tf.data wrapper, a replica
+    # clone): that function's qualname. Its traces are not added to that function's.
+    wraps: str = ""
 
     @property
     def cached_calls(self) -> int:
@@ -379,6 +382,7 @@ class FunctionSummary:
             "input_signature": self.input_signature,
             "wasted_retraces": self.wasted_retraces,
             "hints": list(self.hints),
+            "wraps": self.wraps,
             "graphs": [g.to_dict() for g in self.graphs],
             "suggestion": self.suggestion,
         }
@@ -406,4 +410,5 @@ class FunctionSummary:
             wasted_retraces=int(data.get("wasted_retraces", 0)),
             hints=tuple(data.get("hints", ())),
             suggestion=data.get("suggestion") or None,
+            wraps=str(data.get("wraps", "")),
         )

@@ -96,6 +96,9 @@ def explain_trace(
             "(cheap), once per new input signature",
             "tf.data": "a tf.data transformation function: traced once when the dataset is built",
         }.get(kind, "first call of this tf.function object")
+        around = _around(qualname)
+        if around is not None:
+            what = around
         return [Reason("first-trace", message=f"{what}: traced a graph for {new.text or '()'}")]
     scopes = list(cached_scopes) or [""] * len(cached)
     same_scope = [s for s, sc in zip(cached, scopes) if sc == scope]
@@ -166,6 +169,25 @@ def _distance(a: Signature, b: Signature) -> int:
             )
         )
     return total
+
+
+def _around(qualname: str) -> str | None:
+    """The first-trace text of a graph TF builds around a user's tf.function, else None."""
+    for prefix, text in (
+        (
+            "tf.data wrapper around ",
+            "tf.data built its own graph around the tf.function {0} when the dataset was built "
+            "(it calls {0}, whose own graphs and trace count are separate)",
+        ),
+        (
+            "replica clone of ",
+            "MirroredStrategy runs the tf.function {0} through a copy of it for the replicas; "
+            "TensorFlow counts this trace on the copy, not on {0}",
+        ),
+    ):
+        if qualname.startswith(prefix):
+            return text.format(qualname[len(prefix) :])
+    return None
 
 
 def _short(qualname: str) -> str:

@@ -33,6 +33,10 @@ class FunctionInfo:
     input_signature: str | None
     via_hint: str
     kind: str = "function"  # "function", "method" (one object per instance), "restored", "tf.data"
+    # For a graph TF builds around a user's tf.function (tf.data's wrapper, MirroredStrategy's
+    # replica clone): that function's qualname. Its traces are not the user function's: TF
+    # counts them on another object (or on none).
+    wraps: str = ""
 
 
 def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
@@ -51,19 +55,28 @@ def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
         signature = getattr(tracing_options, "input_signature", None)
         attributes = getattr(tracing_options, "attributes", None) or {}
     kind = "method" if _is_instance_method(python_function) else "function"
+    around = ""  # what TF built this graph around: "tf.data wrapper", "replica clone"
     if _is_tf_data(attributes, python_function):
         via_hint = kind = "tf.data"
         user_fn = _tf_data_user_function()
         if user_fn is not None:
             python_function = user_fn
+            if _is_tf_function(user_fn):
+                # ds.map(preprocess) with preprocess a tf.function: tf.data traces its own
+                # wrapper graph that calls preprocess; TF counts it on no Function of the user's.
+                around = "tf.data wrapper"
     target = innermost_python_function(python_function)
     user_fn = _strategy_clone_target(target)
     if user_fn is not None:
-        target, via_hint = user_fn, "replica"
+        target, via_hint, around = user_fn, "replica", "replica clone"
     qualname, filename, firstlineno = code_location(target)
     framework = is_framework_file(filename)
     if qualname.endswith("<lambda>") and "." not in qualname:
         qualname = "<lambda>"
+    wraps = ""
+    if around:
+        wraps = qualname
+        qualname = f"{around} {'around' if around == 'tf.data wrapper' else 'of'} {qualname}"
     if fn is not None and type(fn).__name__ == "RestoredFunction":
         # A SavedModel-restored function has no Python source: name it after the saved
         # function (concrete function names are ``__inference_<name>_<uid>``, TF 2.15-2.21).
@@ -80,7 +93,14 @@ def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
         input_signature=signature_text(signature),
         via_hint=via_hint,
         kind=kind,
+        wraps=wraps,
     )
+
+
+def _is_tf_function(obj: Any) -> bool:
+    """A tf.function (``Function``), or a bound method of one, as handed to ``Dataset.map``."""
+    obj = getattr(obj, "__func__", obj)
+    return hasattr(obj, "experimental_get_tracing_count") and hasattr(obj, "python_function")
 
 
 def _strategy_clone_target(target: Any) -> Any:

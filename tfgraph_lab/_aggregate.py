@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from . import _tf_adapter as tfa
-from ._calllog import CallRecord, GraphState, HitRun, LogEntry
+from ._calllog import CallRecord, FunctionState, GraphState, HitRun, LogEntry
 from .datatypes import CallRun, Event, FunctionSummary, GraphSummary
 from .suggest import suggest_fix
 
@@ -63,6 +63,35 @@ class _Acc:
         self.reasons: list[Any] = []
         self.wasted = 0
 
+    def add_hits(self, graph_index: int, hits: int) -> None:
+        self.hits[graph_index] = self.hits.get(graph_index, 0) + hits
+
+
+def _event(
+    index: int,
+    state: FunctionState,
+    via: str,
+    seconds: float,
+    graph: int | None,
+    traced: bool = False,
+    traces: int = 0,
+    **details: Any,
+) -> Event:
+    """One event of ``state``'s function; ``details`` are the fields only slow-path entries fill."""
+    info = state.info
+    return Event(
+        index=index,
+        qualname=info.qualname,
+        filename=info.filename,
+        function_object=state.object_no,
+        via=via,
+        traced=traced,
+        traces=traces,
+        seconds=seconds,
+        graph=graph,
+        **details,
+    )
+
 
 def aggregate(
     entries: Sequence[Any],
@@ -109,7 +138,7 @@ def aggregate(
             for graph, hits in entry.graphs.values():
                 acc = acc_for(graph.state)
                 run_gi = index_of(acc, graph)
-                acc.hits[run_gi] = acc.hits.get(run_gi, 0) + hits
+                acc.add_hits(run_gi, hits)
             names = tuple(dict.fromkeys(slot[0].info.qualname for slot in entry.states.values()))
             runs.append(CallRun(n, entry.calls, entry.seconds, entry.max_seconds, names))
             n += entry.calls
@@ -122,20 +151,8 @@ def aggregate(
             gi = None
             if graph is not None:
                 gi = index_of(acc, graph)
-                acc.hits[gi] = acc.hits.get(gi, 0) + 1
-            events.append(
-                Event(
-                    index=n,
-                    qualname=state.info.qualname,
-                    filename=state.info.filename,
-                    function_object=state.object_no,
-                    via="call",
-                    traced=False,
-                    traces=0,
-                    seconds=seconds,
-                    graph=gi,
-                )
-            )
+                acc.add_hits(gi, 1)
+            events.append(_event(n, state, "call", seconds, gi))
             n += 1
             continue
         assert isinstance(entry, CallRecord)
@@ -167,18 +184,16 @@ def aggregate(
         elif new_graphs and is_call and entry.error is None:
             gi = new_graphs[-1]
         if gi is not None and is_call:
-            acc.hits[gi] = acc.hits.get(gi, 0) + 1
+            acc.add_hits(gi, 1)
         events.append(
-            Event(
-                index=n,
-                qualname=state.info.qualname,
-                filename=state.info.filename,
-                function_object=state.object_no,
-                via=entry.via,
+            _event(
+                n,
+                state,
+                entry.via,
+                entry.seconds,
+                gi,
                 traced=bool(entry.traces),
                 traces=len(entry.traces),
-                seconds=entry.seconds,
-                graph=gi,
                 eager=entry.eager,
                 failed_trace=entry.failed_trace,
                 wasted=any(g.wasted_of is not None for g in entry.traces),

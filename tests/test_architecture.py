@@ -52,3 +52,34 @@ def test_a_lazy_upward_import_breaks_the_layers(tmp_path: Path) -> None:
     assert proc.returncode != 0, proc.stdout
     assert "tfgraph_lab.explain -> tfgraph_lab.report" in proc.stdout, proc.stdout
     assert "tfgraph_lab.explain -> tensorflow" in proc.stdout, proc.stdout
+
+
+ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
+
+
+def test_the_architecture_page_places_every_module() -> None:
+    page = ARCHITECTURE.read_text(encoding="utf-8")
+    package = ROOT / "tfgraph_lab"
+    names = [p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")]
+    names += [p.name for p in package.iterdir() if (p / "__init__.py").exists()]
+    missing = [name for name in sorted(names) if name not in page]
+    assert not missing, f"docs/ARCHITECTURE.md does not place {missing}"
+
+
+def test_the_reason_code_table_lists_the_codes_explain_gives() -> None:
+    from tfgraph_lab.explain import CODES
+
+    page = ARCHITECTURE.read_text(encoding="utf-8")
+    table = page.split("### Reason codes", 1)[1]
+    listed = [line.split("`")[1] for line in table.splitlines() if line.startswith("| `")]
+    assert listed == list(CODES)
+
+
+def test_design_documents_are_cited_by_their_place_in_the_repository() -> None:
+    """Every design reference points to docs/ARCHITECTURE.md (no document outside the repo)."""
+    word = "DESIGN"
+    files = [ROOT / "README.md", *ROOT.glob("docs/*.md")]
+    for folder in ("tfgraph_lab", "tests", "benchmarks", "tools", "lessons/_build"):
+        files += [p for p in (ROOT / folder).rglob("*.py") if p != Path(__file__).resolve()]
+    cited = [str(p.relative_to(ROOT)) for p in files if word in p.read_text(encoding="utf-8")]
+    assert not cited, f"{cited} cite a {word} document; cite docs/ARCHITECTURE.md"

@@ -3,7 +3,7 @@
 Input is plain data (:class:`~tfgraph_lab.datatypes.Signature`): the new graph's signature, the
 call's own signature when ``reduce_retracing`` relaxed it, and the signatures already cached
 for the same function object. Output is a list of :class:`~tfgraph_lab.datatypes.Reason` with the
-stable codes of DESIGN.md. No TensorFlow, no IPython: table-driven tests cover it directly.
+stable codes of docs/ARCHITECTURE.md. No TensorFlow, no IPython: table-driven tests cover it directly.
 """
 
 from __future__ import annotations

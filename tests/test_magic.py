@@ -134,7 +134,11 @@ def test_all_and_compare_eager(shell: Any) -> None:
     result = run(shell, "%%tracewatch -q -o --all --compare-eager\nf(tf.ones([3]))\n")
     report = result.result
     assert report.show_framework
-    assert set(report.compare_eager) == {"graph_seconds", "eager_seconds"}
+    assert set(report.compare_eager) == {"graph_seconds", "eager_seconds", "graph_runs", "eager_runs"}
+    assert 1 <= len(report.compare_eager["eager_runs"]) <= 3
+    assert report.compare_eager["graph_runs"][0] == report.compare_eager["graph_seconds"]
+    if report.traces == 0:  # f traced in an earlier cell: nothing here may blame tracing
+        assert "tracing (" not in str(report).split("graph vs eager", 1)[1]
     assert not shell.ev("tf.config.functions_run_eagerly()")
 
 

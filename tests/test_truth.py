@@ -4,6 +4,7 @@ and the graph-vs-eager line blames only what the numbers show."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -92,3 +93,38 @@ def test_tf_data_map_tracing_the_function_counts_once() -> None:
     assert w.report.function("tf.data wrapper around " + prefix + "scale").traces == 1
     assert w.report.function(prefix + "plain").traces == 1
     assert not any(f.wraps.endswith("plain") for f in w.report.functions)
+
+
+def compare_report(compare: dict[str, Any], traces: int = 0, trace_seconds: float = 0.0) -> Any:
+    from tfgraph_lab.datatypes import FunctionSummary
+    from tfgraph_lab.report import TraceReport
+
+    fn = FunctionSummary("step", "cell.py", 1, 10, traces, 0, trace_seconds, trace_seconds + 0.01, False)
+    return TraceReport(functions=(fn,), compare_eager=compare)
+
+
+def test_graph_slower_without_a_trace_does_not_blame_tracing() -> None:
+    """Issue 12, item 4: a cell that traced 0 times and ran 1.3x slower as a graph."""
+    text = str(compare_report({"graph_seconds": 0.013, "eager_seconds": 0.010}))
+    assert "tracing costs more than it saves" not in text
+    assert "graph mode 1.3× slower" in text
+    assert "not because of tracing: the cell traced nothing" in text
+    assert "one run each: no spread measured" in text
+    html = compare_report({"graph_seconds": 0.013, "eager_seconds": 0.010})._repr_html_()
+    assert "not because of tracing" in html
+
+
+def test_overlapping_repeated_timings_are_within_noise_with_their_spread() -> None:
+    runs = {"graph_runs": [0.013, 0.009, 0.011], "eager_runs": [0.010, 0.012, 0.0105]}
+    text = str(compare_report({"graph_seconds": 0.013, "eager_seconds": 0.0105, **runs}))
+    assert "within noise" in text
+    assert "graph 9.0 ms–13.0 ms over 3 runs, eager 10.0 ms–12.0 ms over 3 runs" in text
+    assert "slower" not in text.split("graph vs eager", 1)[1]
+
+
+def test_tracing_is_blamed_only_when_it_covers_the_gap() -> None:
+    runs = {"graph_runs": [0.050, 0.011], "eager_runs": [0.010, 0.0101]}
+    blamed = str(compare_report({"graph_seconds": 0.05, "eager_seconds": 0.01, **runs}, 3, 0.038))
+    assert "tracing (38.0 ms for 3 traces) is 95% of the gap" in blamed
+    small = str(compare_report({"graph_seconds": 0.05, "eager_seconds": 0.01, **runs}, 1, 0.004))
+    assert "not because of tracing: tracing (4.0 ms) explains only 10% of the gap" in small

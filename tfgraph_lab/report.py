@@ -38,7 +38,8 @@ class TraceReport:
     degraded: tuple[str, ...] = ()
     budget: str | None = None
     show_framework: bool = False
-    compare_eager: dict[str, float] | None = None
+    # graph_seconds, eager_seconds; graph_runs, eager_runs (every timing, watched run first)
+    compare_eager: dict[str, Any] | None = None
     runs: tuple[CallRun, ...] = ()
 
     def with_options(self, **changes: Any) -> TraceReport:

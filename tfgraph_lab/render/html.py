@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 from ..datatypes import Event, FunctionSummary
 from .blocks import stat_html
 from .chart import chart_html
+from .compare import report_verdict
 from .format import fmt_seconds, plural, short_path
 from .reasons import failure_html, reasons_html
 from .style import style_tag
-from .text import MAX_RETRACES_SHOWN, _ratio_text, cost_text, notices
+from .text import MAX_RETRACES_SHOWN, cost_text, notices
 from .timeline import timeline
 
 if TYPE_CHECKING:
@@ -67,7 +68,8 @@ def render_html(report: TraceReport) -> str:
             "<table class='tfgl-compare'><tr><th>tf.function (graph)</th><th>eager</th><th></th></tr>"
             f"<tr><td class='tfgl-num'>{fmt_seconds(graph_s)}</td>"
             f"<td class='tfgl-num'>{fmt_seconds(eager_s)}</td>"
-            f"<td>{escape(_ratio_text(graph_s, eager_s))}</td></tr></table>"
+            f"<td>{escape(report_verdict(report))}"
+            "</td></tr></table>"
         )
     parts.append("</div>")
     return "".join(parts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..datatypes import Event, FunctionSummary
+from .compare import report_verdict
 from .format import fmt_seconds, plural, short_path
 
 if TYPE_CHECKING:
@@ -145,17 +146,10 @@ def render_text(report: TraceReport) -> str:
         eager_s = report.compare_eager.get("eager_seconds", 0.0)
         lines.append(
             f"graph vs eager: the cell took {fmt_seconds(graph_s)} with tf.function and "
-            f"{fmt_seconds(eager_s)} eagerly ({_ratio_text(graph_s, eager_s)})"
+            f"{fmt_seconds(eager_s)} eagerly: "
+            f"{report_verdict(report)}"
         )
     return "\n".join(lines)
-
-
-def _ratio_text(graph_s: float, eager_s: float) -> str:
-    if graph_s <= 0 or eager_s <= 0:
-        return "no comparison"
-    if graph_s <= eager_s:
-        return f"graph mode {eager_s / graph_s:.1f}× faster"
-    return f"graph mode {graph_s / eager_s:.1f}× slower — tracing costs more than it saves here"
 
 
 def _event_lines(e: Event, fn: FunctionSummary, said: set[tuple[str, str]]) -> list[str]:

@@ -1,0 +1,86 @@
+"""What ``--compare-eager`` timings support, in one sentence: faster, slower and why, or noise.
+
+Input is the report's ``compare_eager`` data: ``graph_seconds`` (the watched run, tracing
+included), ``eager_seconds``, and, when the magic could afford repeats, ``graph_runs`` and
+``eager_runs`` (every timing of the cell in each mode, the watched run first). Tracing is blamed
+only when the cell traced and its tracing time covers most of the gap; two modes whose timings
+overlap are "within noise", with the spread shown. Pure: no TensorFlow, IPython or ipywidgets.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .format import fmt_seconds
+
+if TYPE_CHECKING:
+    from ..report import TraceReport
+
+__all__ = ["compare_verdict", "report_verdict"]
+
+# Tracing "explains" a slower graph run when it accounts for at least this share of the gap.
+_EXPLAINS = 0.5
+
+
+def _runs(data: Mapping[str, Any], key: str, single: str) -> list[float]:
+    runs = [float(x) for x in data.get(key) or () if float(x) > 0]
+    if not runs and float(data.get(single, 0.0) or 0.0) > 0:
+        runs = [float(data[single])]
+    return runs
+
+
+def _spread(runs: Sequence[float]) -> str:
+    if len(runs) < 2:
+        return fmt_seconds(runs[0])
+    return f"{fmt_seconds(min(runs))}–{fmt_seconds(max(runs))} over {len(runs)} runs"
+
+
+def compare_verdict(data: Mapping[str, Any], trace_seconds: float, traces: int) -> str:
+    """The graph-vs-eager sentence for a report with ``traces`` traces taking ``trace_seconds``."""
+    graph = _runs(data, "graph_runs", "graph_seconds")
+    eager = _runs(data, "eager_runs", "eager_seconds")
+    if not graph or not eager:
+        return "no comparison"
+    g, e = statistics.median(graph), statistics.median(eager)
+    repeated = len(graph) >= 2 and len(eager) >= 2
+    spread = f"graph {_spread(graph)}, eager {_spread(eager)}"
+    if repeated and max(min(graph), min(eager)) <= min(max(graph), max(eager)):
+        return f"within noise: the timings of the two modes overlap ({spread})"
+    caveat = "" if repeated else " (one run each: no spread measured, so noise is not ruled out)"
+    if g <= e:
+        return f"graph mode {e / g:.1f}× faster ({spread}){caveat}"
+    ratio = f"graph mode {g / e:.1f}× slower"
+    # The watched (first) graph run holds the cell's tracing; compare it with eager.
+    gap = graph[0] - e
+    if traces and gap > 0 and trace_seconds >= _EXPLAINS * gap:
+        share = min(1.0, trace_seconds / gap)
+        return (
+            f"{ratio} ({spread}): tracing ({fmt_seconds(trace_seconds)} for {traces} "
+            f"trace{'s' if traces != 1 else ''}) is {share:.0%} of the gap — this cell does "
+            f"too little work per trace to pay the tracing back{caveat}"
+        )
+    if traces:
+        why = (
+            f"tracing ({fmt_seconds(trace_seconds)}) explains only "
+            f"{max(0.0, trace_seconds / gap) if gap > 0 else 0:.0%} of the gap"
+        )
+    else:
+        why = "the cell traced nothing"
+    return (
+        f"{ratio} ({spread}), and not because of tracing: {why}; something else cost more in "
+        f"graph mode (a first run's one-off start-up, or a graph call's overhead on small "
+        f"ops){caveat}"
+    )
+
+
+def report_verdict(report: TraceReport) -> str:
+    """The sentence for a report: its tracing counts every function, framework ones included
+    (a Keras ``fit`` traces only TF's functions, and that time is in the cell's too)."""
+    functions = report.functions
+    return compare_verdict(
+        report.compare_eager or {},
+        sum(f.trace_seconds for f in functions),
+        sum(f.traces for f in functions),
+    )

@@ -11,21 +11,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .datatypes import ArgLeaf, FixPlan, Reason, Signature
-from .fixes import (
-    PYTHON_TENSOR_DTYPES,
-    call_plan,
-    graphs_with_reduce_retracing,
-    input_signature_plan,
-    reduce_retracing_plan,
-    spec_for_shapes,
+from .argument_reasons import (
+    argument_added_or_removed,
+    composite_changed,
+    object_changed,
+    python_value_changed,
+    structure_changed,
+    tensor_changed,
+    type_changed,
+    variable_changed,
 )
+from .datatypes import ArgLeaf, FixPlan, Reason, Signature
+from .fixes import input_signature_plan
 
 __all__ = [
     "CODES",
     "NOT_RETRACES",
     "explain_trace",
-    "input_signature_text",
     "mark_wasted",
 ]
 
@@ -48,16 +50,6 @@ CODES = (
 #: Codes of traces that are not retraces: every function object traces once, and a first call
 #: that creates variables traces a second time (see :func:`explain_trace`).
 NOT_RETRACES = ("first-trace", "variable-creation")
-
-_KIND_WORDS = {
-    "tensor": "Tensor",
-    "python": "Python value",
-    "variable": "tf.Variable",
-    "object": "Python object",
-    "container": "container",
-    "composite": "composite tensor",
-    "other": "value",
-}
 
 
 def explain_trace(
@@ -267,7 +259,7 @@ def _diff(before: Signature, after: Signature, history: Sequence[Signature], nam
         prev = old.get(path)
         if prev is None:
             if _parent(path) is None:
-                reasons.append(_structure(path, None, leaf))
+                reasons.append(argument_added_or_removed(path, None, leaf))
                 broken.append(path)
             continue
         reason = _compare(path, prev, leaf, history, name)
@@ -277,7 +269,7 @@ def _diff(before: Signature, after: Signature, history: Sequence[Signature], nam
                 broken.append(path)
     for path, prev in old.items():
         if path not in new and _parent(path) is None:
-            reasons.append(_structure(path, prev, None))
+            reasons.append(argument_added_or_removed(path, prev, None))
     return reasons
 
 
@@ -290,368 +282,34 @@ def _under(path: str, root: str) -> bool:
     return path != root and path.startswith(root) and path[len(root)] in "[."
 
 
-def _structure(path: str, before: ArgLeaf | None, after: ArgLeaf | None) -> Reason:
-    b = "absent" if before is None else before.describe()
-    a = "absent" if after is None else after.describe()
-    return Reason(
-        "structure-changed",
-        path,
-        b,
-        a,
-        f"argument `{path}` was {'added' if before is None else 'removed'}: the call's "
-        "structure differs from every cached graph",
-        "call the function with the same arguments every time (pass optional values "
-        "explicitly, always as the same kind)",
-    )
-
-
 def _compare(
     path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str = "f"
 ) -> Reason | None:
     if prev.kind != leaf.kind or (prev.kind in ("python", "composite") and prev.type_name != leaf.type_name):
-        return _type_changed(path, prev, leaf, history, name)
+        return type_changed(path, prev, leaf, history, name)
     if leaf.kind == "tensor":
-        return _tensor(path, prev, leaf, history, name)
+        return tensor_changed(path, prev, leaf, history, name)
     if leaf.kind == "python":
         if prev.value != leaf.value:
-            return _python_value(path, prev, leaf, history, name)
+            return python_value_changed(path, prev, leaf, history, name)
         return None
     if leaf.kind == "variable":
         if (prev.dtype, prev.shape, prev.value) != (leaf.dtype, leaf.shape, leaf.value):
-            return Reason(
-                "variable-changed",
-                path,
-                prev.describe() + (f" ({prev.value})" if prev.value else ""),
-                leaf.describe() + (f" ({leaf.value})" if leaf.value else ""),
-                f"`{path}` is a tf.Variable with a different shape, dtype or aliasing than any cached graph",
-                "pass variables of one shape and dtype (and don't pass the same variable twice "
-                "in one call); or read the value and pass a tensor",
-            )
+            return variable_changed(path, prev, leaf)
         return None
     if leaf.kind == "object":
         if prev.value != leaf.value or prev.type_name != leaf.type_name:
-            gone = "the earlier object was garbage-collected; " if prev.value == "collected" else ""
-            return Reason(
-                "object-changed",
-                path,
-                f"{prev.type_name} object {prev.value}",
-                f"{leaf.type_name} object {leaf.value}",
-                f"`{path}` is a different Python object ({gone}TensorFlow keys plain objects by "
-                "identity, so every new object means a new graph)",
-                "pass the object's tensors instead, or bind it (make the tf.function a method "
-                "of the object or a closure over it) so it is not an argument",
-            )
+            return object_changed(path, prev, leaf)
         return None
     if leaf.kind == "container":
         if prev.type_name != leaf.type_name:
-            return _type_changed(path, prev, leaf, history, name)
+            return type_changed(path, prev, leaf, history, name)
         if prev.value != leaf.value:
-            return _structure_changed(path, prev, leaf, history, name)
+            return structure_changed(path, prev, leaf, history, name)
         return None
     if prev.value != leaf.value:
-        if _dtypes_in(prev.value) != _dtypes_in(leaf.value):
-            code, fix = "dtype-changed", "keep its dtypes fixed (cast the values before calling)"
-        else:
-            code, fix = "shape-changed", "keep its shapes fixed, or use reduce_retracing=True"
-        return Reason(
-            code,
-            path,
-            prev.value or prev.type_name,
-            leaf.value or leaf.type_name,
-            f"`{path}` ({leaf.type_name}) has a different type spec than any cached graph",
-            fix,
-        )
+        return composite_changed(path, prev, leaf)
     return None
-
-
-def _structure_changed(
-    path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
-) -> Reason:
-    plans: tuple[FixPlan, ...] = ()
-    fix = (
-        "keep the container's length and keys fixed; for a varying number of items pass one "
-        "tensor (tf.stack) or a tf.data.Dataset instead of a Python list"
-    )
-    stacked = _stacked_history(path, history) if _is_top(path) and leaf.type_name == "list" else None
-    if stacked is not None:
-        graphs = graphs_with_reduce_retracing(stacked)
-        plan = FixPlan(
-            decorator="reduce_retracing=True",
-            call=((path, f"tf.stack({path})"),),
-            graphs=graphs,
-            promise=f"at most {graphs} graphs for the calls seen (the stacked tensor's first "
-            "dimension varies, which reduce_retracing relaxes to None)",
-            trade="the body then gets one tensor instead of a list: index it or reduce over "
-            "axis 0 (tf.reduce_sum(..., axis=0)); a `for` over it becomes a tf.while_loop",
-        )
-        plans = (plan,)
-        fix = f"pass one tensor instead of a Python list of varying length: {plan.text(name)}"
-    return Reason(
-        "structure-changed",
-        path,
-        prev.describe(),
-        leaf.describe(),
-        f"`{path}` changed structure ({prev.value} → {leaf.value}); every structure is "
-        "a separate graph, and a Python list is unrolled into the graph",
-        fix,
-        plans=plans,
-    )
-
-
-def _stacked_history(path: str, history: Sequence[Signature]) -> list[Signature] | None:
-    """The graphs seen, with the list ``path`` replaced by its tf.stack: None unless every item
-    of every call is a tensor of one dtype and shape."""
-    out = []
-    for sig in history:
-        items = [leaf for leaf in sig.leaves if leaf.path.startswith(path + "[")]
-        if not items or any(i.kind != "tensor" or "[" in i.path[len(path) + 1 : -1] for i in items):
-            return None
-        if len({(i.dtype, i.shape) for i in items}) != 1 or items[0].shape is None:
-            return None
-        stacked = ArgLeaf(path, "tensor", "Tensor", items[0].dtype, (len(items), *items[0].shape))
-        leaves = [stacked if x.path == path else x for x in sig.leaves if x not in items]
-        out.append(Signature(tuple(leaves), sig.text, sig.context, sig.keyword_only))
-    return out
-
-
-def _is_top(path: str) -> bool:
-    return "[" not in path and "." not in path
-
-
-def _dtypes_in(text: str | None) -> list[str]:
-    import re
-
-    return re.findall(r"tf\.[a-z0-9_]+", text or "")
-
-
-def _type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str) -> Reason:
-    before = f"{_KIND_WORDS.get(prev.kind, prev.kind)} ({prev.type_name})"
-    after = f"{_KIND_WORDS.get(leaf.kind, leaf.kind)} ({leaf.type_name})"
-    plans: tuple[FixPlan, ...] = ()
-    if leaf.kind == "tensor" or prev.kind == "tensor":
-        fix = (
-            f"pass `{path}` as the same kind on every call: always a tensor "
-            f"(tf.constant(...)) if it varies, always a Python value if it is a fixed setting"
-        )
-        tensor = leaf if leaf.kind == "tensor" else prev
-        python = prev if leaf.kind == "tensor" else leaf
-        if _is_top(path) and python.kind == "python" and python.type_name in PYTHON_TENSOR_DTYPES:
-            dtype = tensor.dtype or PYTHON_TENSOR_DTYPES[python.type_name]
-
-            def as_tensor(x: ArgLeaf) -> ArgLeaf:
-                if x.path != path or x.kind != "python":
-                    return x
-                return ArgLeaf(path, "tensor", "Tensor", dtype, ())
-
-            plan = call_plan(
-                history,
-                {path: f"tf.cast({path}, tf.{dtype})"},
-                as_tensor,
-                promise="",
-            )
-            plan = _promised(plan, "graph for the calls seen: one kind, one dtype")
-            plans = (plan,)
-            fix = f"pass `{path}` as the same kind on every call, always a {dtype} tensor: {plan.text(name)}"
-    else:
-        fix = f"pass `{path}` as the same kind of value on every call"
-    return Reason(
-        "type-changed",
-        path,
-        before,
-        after,
-        f"`{path}` changed kind: {before} → {after}",
-        fix,
-        plans=plans,
-    )
-
-
-def _promised(plan: FixPlan, what: str) -> FixPlan:
-    graphs = plan.graphs
-    words = what.replace("graph", "graphs", 1) if graphs != 1 else what
-    return FixPlan(plan.decorator, plan.call, plan.hoist, graphs, f"{graphs} {words}", plan.trade, plan.note)
-
-
-def _python_value(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str) -> Reason:
-    kind = leaf.type_name
-    dtype = PYTHON_TENSOR_DTYPES.get(kind)
-    plans: tuple[FixPlan, ...] = ()
-    plan: FixPlan | None = None
-    if dtype is not None and _is_top(path):
-
-        def as_tensor(x: ArgLeaf) -> ArgLeaf:
-            if x.path != path or x.kind != "python":
-                return x
-            return ArgLeaf(path, "tensor", "Tensor", dtype, ())
-
-        trade = ""
-        if kind == "int":
-            trade = (
-                f"tf.constant({path}) is an int32 tensor: where it meets float tensors, cast it "
-                f"(tf.cast({path}, tf.float32)); `for i in range({path})` becomes a tf.while_loop"
-            )
-        plan = _promised(
-            call_plan(history, {path: f"tf.constant({path})"}, as_tensor, promise="", trade=trade),
-            "graph for the calls seen, whatever the value",
-        )
-        plans = (plan,)
-    if kind == "bool":
-        fix = "expected once per value for a mode flag"
-        if plan is not None:
-            fix += (
-                f"; to share one graph: {plan.text(name)} — AutoGraph turns `if {path}:` on a "
-                "tensor into tf.cond, so the graph holds both branches"
-            )
-    elif plan is not None:
-        fix = (
-            f"pass `{path}` as a tensor so one graph serves every value: {plan.text(name)}; "
-            "where it drives control flow, AutoGraph turns `if`/`for range()` on a tensor "
-            "into tf.cond/tf.while_loop"
-        )
-    else:
-        fix = f"pass `{path}` as a tensor, or keep it fixed; every distinct Python value makes a new graph"
-    return Reason(
-        "python-value-changed",
-        path,
-        prev.value or "",
-        leaf.value or "",
-        f"`{path}` is a Python {kind} and its value changed ({prev.value} → {leaf.value}): "
-        "TensorFlow bakes Python values into the graph, one graph per value",
-        fix,
-        plans=plans,
-    )
-
-
-def _tensor(
-    path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
-) -> Reason | None:
-    if prev.dtype != leaf.dtype:
-        return _dtype_changed(path, prev, leaf, history, name)
-    if prev.shape is None or leaf.shape is None:
-        return None
-    if _compatible(leaf.shape, prev.shape):
-        return None
-    signature = input_signature_plan(history)
-    relax: FixPlan | None = reduce_retracing_plan(history)
-    if relax is not None and relax.graphs >= len({sig.leaves for sig in history}):
-        relax = None  # these calls differ in more than shapes: it would not save a trace
-    plans = tuple(p for p in (signature, relax) if p is not None)
-    if signature is not None and relax is not None:
-        cure = (
-            f"declare every argument, the varying dimensions as None: "
-            f"{signature.text(name)}; or {relax.text(name)}"
-        )
-    elif signature is not None:
-        cure = f"declare every argument, the varying dimensions as None: {signature.text(name)}"
-    elif relax is not None:
-        cure = f"{relax.text(name)} (no input_signature fits these arguments{_why_no_signature(history)})"
-    else:
-        cure = "keep its shape fixed: these calls also differ in more than shapes"
-
-    if len(prev.shape) != len(leaf.shape):
-        return Reason(
-            "rank-changed",
-            path,
-            prev.shape_text,
-            leaf.shape_text,
-            f"`{path}` changed rank ({len(prev.shape)} → {len(leaf.shape)} dimensions)",
-            f"pass tensors of one rank (reshape first), or accept any rank: {cure}",
-            plans=plans,
-        )
-    last_batch = (
-        len(leaf.shape) >= 1
-        and leaf.shape[1:] == prev.shape[1:]
-        and leaf.shape[0] is not None
-        and prev.shape[0] is not None
-        and leaf.shape[0] < prev.shape[0]
-    )
-    message = f"`{path}` changed shape {prev.shape_text} → {leaf.shape_text}"
-    if last_batch:
-        message += " — typically the smaller last batch of a dataset"
-        fix = f"use .batch(..., drop_remainder=True) (drops the last, smaller batch), or {cure}"
-    else:
-        fix = cure
-    return Reason("shape-changed", path, prev.shape_text, leaf.shape_text, message, fix, plans=plans)
-
-
-def _why_no_signature(history: Sequence[Signature]) -> str:
-    last = history[-1] if history else None
-    if last is None:
-        return ""
-    if last.keyword_only:
-        return ": keyword-only arguments (" + ", ".join(last.keyword_only) + ") cannot be in one"
-    odd = [
-        leaf.path
-        for leaf in last.leaves
-        if leaf.kind not in ("tensor", "container")
-        and not (leaf.kind == "python" and leaf.type_name in PYTHON_TENSOR_DTYPES)
-    ]
-    if odd:
-        return ": " + ", ".join(f"`{p}`" for p in odd[:3]) + " cannot be described by a tf.TensorSpec"
-    return ""
-
-
-def _dtype_changed(
-    path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
-) -> Reason:
-    target = prev.dtype or "float32"
-    fix = f"cast before calling (`tf.cast({path}, tf.{target})`) so every call passes one dtype"
-    plans: tuple[FixPlan, ...] = ()
-    if _is_top(path):
-
-        def cast(x: ArgLeaf) -> ArgLeaf:
-            if x.path != path or x.kind != "tensor":
-                return x
-            return ArgLeaf(x.path, x.kind, x.type_name, target, x.shape, x.value)
-
-        rewrite = {path: f"tf.cast({path}, tf.{target})"}
-        cast_plan = _promised(call_plan(history, rewrite, cast), "graph for the calls seen, all in one dtype")
-        plans = (cast_plan,)
-        fix = (
-            f"cast before calling, so every call passes one dtype: {cast_plan.text(name)} "
-            "(reduce_retracing=True would not help: it never relaxes a dtype)"
-        )
-        signature = input_signature_plan(history, dtypes={path: target})
-        if signature is not None:
-            declared = FixPlan(
-                decorator=signature.decorator,
-                call=cast_plan.call,
-                graphs=1,
-                promise="one graph for every call",
-                trade=f"a call passing `{path}` as {leaf.dtype} without the cast then raises "
-                "TypeError instead of tracing again",
-                note=signature.note,
-            )
-            plans = (cast_plan, declared)
-            fix += f"; to make another dtype an error: {declared.text(name)}"
-    return Reason(
-        "dtype-changed",
-        path,
-        prev.dtype or "",
-        leaf.dtype or "",
-        f"`{path}` is a {leaf.dtype} tensor; the cached graph takes {prev.dtype}",
-        fix,
-        plans=plans,
-    )
-
-
-def _compatible(shape: tuple[int | None, ...], pattern: tuple[int | None, ...]) -> bool:
-    return len(shape) == len(pattern) and all(p is None or p == s for s, p in zip(shape, pattern))
-
-
-def input_signature_text(path: str, history: Sequence[Signature], dtype: str | None) -> str:
-    """``@tf.function(input_signature=[...])`` covering every argument of the graphs in
-    ``history`` (the varying dimensions of ``path`` set to None), or, when no input_signature
-    can cover them, the spec of ``path`` alone."""
-    plan = input_signature_plan(history, dtypes={path: dtype} if dtype else None)
-    if plan is not None:
-        return f"@tf.function({plan.decorator})"
-    shapes = [
-        leaf.shape
-        for sig in history
-        for leaf in sig.leaves
-        if leaf.path == path and leaf.kind == "tensor" and leaf.dtype == dtype
-    ]
-    return f"a tf.TensorSpec for `{path}`: {spec_for_shapes(shapes, dtype)}"
 
 
 def mark_wasted(reasons: Sequence[Reason], graph_index: int) -> list[Reason]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tfgraph_lab.argument_reasons import input_signature_text
-from tfgraph_lab.datatypes import ArgLeaf, Signature
 from tfgraph_lab.explain import CODES, explain_trace
+from tfgraph_lab.signatures import ArgLeaf, Signature
 
 
 def t(path: str, shape: tuple[int | None, ...] | None, dtype: str = "float32") -> ArgLeaf:

@@ -24,7 +24,8 @@ import threading
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from .datatypes import Reason, Signature
+from .datatypes import Reason
+from .signatures import Signature
 
 if TYPE_CHECKING:
     from ._tf_adapter import FunctionInfo, TFHandles

@@ -14,8 +14,9 @@ import re
 
 from . import _tf_adapter as tfa
 from ._calllog import FunctionState, GraphState
-from .datatypes import Reason, Signature
+from .datatypes import Reason
 from .explain import NOT_RETRACES, explain_trace, mark_wasted
+from .signatures import Signature
 
 __all__ = ["HISTORY", "History", "explain_new_graph"]
 

@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from . import _tf_adapter as tfa
 from ._calllog import CallRecord, GraphState
-from .datatypes import Reason, Signature
+from .datatypes import Reason
 from .failures import error_text
+from .signatures import Signature
 
 if TYPE_CHECKING:
     from ._hub import Hub

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .datatypes import ArgLeaf, FixPlan, Reason, Signature
+from .datatypes import FixPlan, Reason
 from .fixes import (
     PYTHON_TENSOR_DTYPES,
     call_plan,
@@ -21,6 +21,7 @@ from .fixes import (
     reduce_retracing_plan,
     spec_for_shapes,
 )
+from .signatures import ArgLeaf, Signature
 
 __all__ = [
     "argument_added_or_removed",

@@ -1,6 +1,6 @@
 """Why did this trace happen? Pure signature diffs → reasons with a message and a fix.
 
-Input is plain data (:class:`~tfgraph_lab.datatypes.Signature`): the new graph's signature, the
+Input is plain data (:class:`~tfgraph_lab.signatures.Signature`): the new graph's signature, the
 call's own signature when ``reduce_retracing`` relaxed it, and the signatures already cached
 for the same function object. Output is a list of :class:`~tfgraph_lab.datatypes.Reason` with the
 stable codes of docs/ARCHITECTURE.md. No TensorFlow, no IPython: table-driven tests cover it directly.
@@ -21,8 +21,9 @@ from .argument_reasons import (
     type_changed,
     variable_changed,
 )
-from .datatypes import ArgLeaf, FixPlan, Reason, Signature
+from .datatypes import FixPlan, Reason
 from .fixes import input_signature_plan
+from .signatures import ArgLeaf, Signature
 
 __all__ = [
     "CODES",

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from .datatypes import ArgLeaf, FixPlan, Signature
+from .datatypes import FixPlan
+from .signatures import ArgLeaf, Signature
 
 __all__ = [
     "PYTHON_TENSOR_DTYPES",

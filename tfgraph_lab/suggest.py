@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from .datatypes import FixPlan, FunctionSummary, Reason, Signature
+from .datatypes import FixPlan, FunctionSummary, Reason
 from .fixes import input_signature_plan, reduce_retracing_plan
+from .signatures import Signature
 
 __all__ = ["signature_from_history", "suggest_fix"]
 

@@ -27,7 +27,7 @@ Facts checked on tensorflow-cpu 2.21.0 (Keras 3.15.1) and 2.15.1:
   ``ScopeType.NO_VARIABLE_CREATION``; otherwise those traced with ``VARIABLE_CREATION``.
 
 The adapter is this package: :mod:`.functions` (``Function`` objects as plain data),
-:mod:`.tracing` (the trace in progress, caches, contexts, graph contents) and :mod:`.signatures`
+:mod:`.tracing` (the trace in progress, caches, contexts, graph contents) and :mod:`.trace_types`
 (trace types as argument leaves). Everything others use is in ``__all__`` here; no other module
 reads a private name of the adapter. It imports TensorFlow lazily (on first use) so
 ``import tfgraph_lab`` stays cheap.
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .functions import FunctionInfo, created_variables, describe_function, scalar_captures
-from .signatures import signature_of
+from .trace_types import signature_of
 from .tracing import (
     VARIABLE_CREATION,
     TracebackFilter,

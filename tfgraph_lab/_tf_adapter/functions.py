@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._pycode import code_location, innermost_python_function, is_framework_file
-from .signatures import signature_text, value_text
+from .trace_types import signature_text, value_text
 
 __all__ = ["FunctionInfo", "created_variables", "describe_function", "scalar_captures"]
 

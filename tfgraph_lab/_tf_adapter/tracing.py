@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from .._pycode import PACKAGE_DIR, is_framework_file
-from ..datatypes import Signature
-from .signatures import signature_of
+from ..signatures import Signature
+from .trace_types import signature_of
 
 __all__ = [
     "VARIABLE_CREATION",

@@ -3,7 +3,7 @@
 Part of the adapter (:mod:`tfgraph_lab._tf_adapter`).
 
 ``signature_of(function_type)`` flattens a TF ``FunctionType`` (of a graph or of a call) into
-:class:`~tfgraph_lab.datatypes.ArgLeaf` leaves — tensors, Python values, variables, objects,
+:class:`~tfgraph_lab.signatures.ArgLeaf` leaves — tensors, Python values, variables, objects,
 containers — with a path per leaf (``x``, ``batch[0]``, ``cfg['lr']``, ``p.x``). It reads the
 public attributes of TF's TraceType classes by class name (``TensorSpec``, ``Literal``,
 ``Tuple``, ``List``, ``NamedTuple``, ``Attrs``, ``Dict``, ``Weakref``, ``VariableSpec``; TF
@@ -18,7 +18,7 @@ import threading
 import weakref
 from typing import Any
 
-from ..datatypes import ArgLeaf, Signature, format_shape
+from ..signatures import ArgLeaf, Signature, format_shape
 
 __all__ = ["signature_of", "signature_text", "value_text"]
 

@@ -1,0 +1,69 @@
+"""The input signature of one call or one graph, as plain data: argument leaves with a path each.
+
+What :mod:`tfgraph_lab.explain` diffs and :mod:`tfgraph_lab.fixes` turns into specs; the adapter
+(:mod:`tfgraph_lab._tf_adapter.trace_types`) builds them from TensorFlow's trace types. Frozen
+dataclasses of strings, numbers and tuples: no reference to a user argument or a TensorFlow
+object. Imports nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ArgLeaf", "Signature", "format_shape"]
+
+
+def format_shape(dims: tuple[int | None, ...] | None) -> str:
+    """``(32, 128)``, ``(None,)``, ``()`` or ``<unknown>`` (unknown rank), as TensorFlow prints."""
+    if dims is None:
+        return "<unknown>"
+    inner = ", ".join("None" if d is None else str(d) for d in dims)
+    return f"({inner},)" if len(dims) == 1 else f"({inner})"
+
+
+@dataclass(frozen=True, slots=True)
+class ArgLeaf:
+    """One leaf of a call or graph signature, e.g. ``x`` a float32 tensor of shape (32, 128).
+
+    ``kind`` is one of ``tensor``, ``python``, ``variable``, ``object``, ``container``,
+    ``composite`` (RaggedTensor, Dataset, Iterator…) and ``other``. Containers appear as a
+    leaf of their own (``value`` names their length or keys) followed by their items, so a
+    change of structure and a change inside one item are both visible.
+    """
+
+    path: str
+    kind: str
+    type_name: str
+    dtype: str | None = None
+    shape: tuple[int | None, ...] | None = None
+    value: str | None = None
+
+    @property
+    def shape_text(self) -> str:
+        """The shape as TensorFlow prints it: ``(32, 128)``, ``(None, 128)``, ``<unknown>``."""
+        return format_shape(self.shape)
+
+    def describe(self) -> str:
+        """A short human description of this leaf's type, used for before/after texts."""
+        if self.kind in ("tensor", "variable"):
+            return f"{self.type_name}(shape={self.shape_text}, dtype={self.dtype})"
+        if self.kind == "python":
+            return f"{self.type_name} {self.value}"
+        if self.kind == "container":
+            return f"{self.type_name} {self.value}"
+        if self.value:
+            return f"{self.type_name} {self.value}"
+        return self.type_name
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """The input signature of one call or one graph, as plain leaves plus its context."""
+
+    leaves: tuple[ArgLeaf, ...]
+    text: str
+    context: str = ""
+    keyword_only: tuple[str, ...] = ()  # parameters passed by keyword only (and **kwargs)
+
+    def by_path(self) -> dict[str, ArgLeaf]:
+        return {leaf.path: leaf for leaf in self.leaves}

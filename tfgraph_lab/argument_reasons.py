@@ -21,7 +21,7 @@ from .fixes import (
     reduce_retracing_plan,
     spec_for_shapes,
 )
-from .signatures import ArgLeaf, Signature
+from .signatures import ArgLeaf, Signature, parent_path
 
 __all__ = [
     "argument_added_or_removed",
@@ -71,7 +71,9 @@ def structure_changed(
         "keep the container's length and keys fixed; for a varying number of items pass one "
         "tensor (tf.stack) or a tf.data.Dataset instead of a Python list"
     )
-    stacked = _stacked_history(path, history) if _is_top(path) and leaf.type_name == "list" else None
+    stacked = (
+        _stacked_history(path, history) if parent_path(path) is None and leaf.type_name == "list" else None
+    )
     if stacked is not None:
         graphs = graphs_with_reduce_retracing(stacked)
         plan = FixPlan(
@@ -113,10 +115,6 @@ def _stacked_history(path: str, history: Sequence[Signature]) -> list[Signature]
     return out
 
 
-def _is_top(path: str) -> bool:
-    return "[" not in path and "." not in path
-
-
 def type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str) -> Reason:
     before = f"{_KIND_WORDS.get(prev.kind, prev.kind)} ({prev.type_name})"
     after = f"{_KIND_WORDS.get(leaf.kind, leaf.kind)} ({leaf.type_name})"
@@ -128,7 +126,7 @@ def type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Sign
         )
         tensor = leaf if leaf.kind == "tensor" else prev
         python = prev if leaf.kind == "tensor" else leaf
-        if _is_top(path) and python.kind == "python" and python.type_name in PYTHON_TENSOR_DTYPES:
+        if parent_path(path) is None and python.kind == "python" and python.type_name in PYTHON_TENSOR_DTYPES:
             dtype = tensor.dtype or PYTHON_TENSOR_DTYPES[python.type_name]
 
             def as_tensor(x: ArgLeaf) -> ArgLeaf:
@@ -171,7 +169,7 @@ def python_value_changed(
     dtype = PYTHON_TENSOR_DTYPES.get(kind)
     plans: tuple[FixPlan, ...] = ()
     plan: FixPlan | None = None
-    if dtype is not None and _is_top(path):
+    if dtype is not None and parent_path(path) is None:
 
         def as_tensor(x: ArgLeaf) -> ArgLeaf:
             if x.path != path or x.kind != "python":
@@ -289,7 +287,7 @@ def dtype_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Sig
     target = prev.dtype or "float32"
     fix = f"cast before calling (`tf.cast({path}, tf.{target})`) so every call passes one dtype"
     plans: tuple[FixPlan, ...] = ()
-    if _is_top(path):
+    if parent_path(path) is None:
 
         def cast(x: ArgLeaf) -> ArgLeaf:
             if x.path != path or x.kind != "tensor":

@@ -22,8 +22,8 @@ from .argument_reasons import (
     variable_changed,
 )
 from .datatypes import FixPlan, Reason
-from .fixes import input_signature_plan
-from .signatures import ArgLeaf, Signature
+from .fixes import code_name, input_signature_plan
+from .signatures import ArgLeaf, Signature, is_under, parent_path
 
 __all__ = [
     "CODES",
@@ -71,7 +71,7 @@ def explain_trace(
     ``restored`` for a SavedModel-restored function, ``tf.data`` for a dataset transformation.
     """
     seen = call if call is not None else new
-    name = _short(qualname)
+    name = code_name(qualname)
     if not cached:
         if kind == "method" and other_objects:
             return [
@@ -183,11 +183,6 @@ def _around(qualname: str) -> str | None:
     return None
 
 
-def _short(qualname: str) -> str:
-    short = qualname.rsplit(".", 1)[-1] if qualname else "f"
-    return "f" if short in ("<lambda>", "") else short
-
-
 def _new_function_object(qualname: str, previous: int) -> Reason:
     name = qualname or "this function"
     plan = FixPlan(
@@ -203,7 +198,7 @@ def _new_function_object(qualname: str, previous: int) -> Reason:
         message=f"a new tf.function object wraps {name}, which another object already traced: "
         "its cache starts empty (tf.function(...) re-created in a loop, or a re-run cell)",
         fix="create the tf.function once and reuse it (or move the @tf.function definition "
-        f"out of the loop or the cell that runs repeatedly): {plan.text(_short(qualname))}",
+        f"out of the loop or the cell that runs repeatedly): {plan.text(code_name(qualname))}",
         plans=(plan,),
     )
 
@@ -255,11 +250,11 @@ def _diff(before: Signature, after: Signature, history: Sequence[Signature], nam
     reasons: list[Reason] = []
     broken: list[str] = []  # paths whose subtree is already explained
     for path, leaf in new.items():
-        if any(_under(path, b) for b in broken):
+        if any(is_under(path, b) for b in broken):
             continue
         prev = old.get(path)
         if prev is None:
-            if _parent(path) is None:
+            if parent_path(path) is None:
                 reasons.append(argument_added_or_removed(path, None, leaf))
                 broken.append(path)
             continue
@@ -269,18 +264,9 @@ def _diff(before: Signature, after: Signature, history: Sequence[Signature], nam
             if reason.code in ("structure-changed", "type-changed", "object-changed"):
                 broken.append(path)
     for path, prev in old.items():
-        if path not in new and _parent(path) is None:
+        if path not in new and parent_path(path) is None:
             reasons.append(argument_added_or_removed(path, prev, None))
     return reasons
-
-
-def _parent(path: str) -> str | None:
-    cut = max(path.rfind("["), path.rfind("."))
-    return None if cut <= 0 else path[:cut]
-
-
-def _under(path: str, root: str) -> bool:
-    return path != root and path.startswith(root) and path[len(root)] in "[."
 
 
 def _compare(

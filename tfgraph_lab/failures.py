@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from .datatypes import Reason
 
-__all__ = ["VARIABLE_PER_TRACE", "WRONG_INPUTS", "error_text", "explain_failure", "failure_kind"]
+__all__ = [
+    "VARIABLE_PER_TRACE",
+    "WRONG_INPUTS",
+    "creates_variable_per_trace",
+    "error_text",
+    "explain_failure",
+    "failure_kind",
+]
 
 #: A tf.Variable created in the traced body: the second trace fails.
 VARIABLE_PER_TRACE = "variable-per-trace"
@@ -17,6 +24,7 @@ VARIABLE_PER_TRACE = "variable-per-trace"
 WRONG_INPUTS = "wrong-inputs"
 
 _BINDING = "Binding inputs to tf.function failed"
+_EVERY_TRACE = "creates a tf.Variable on every trace"
 
 
 def error_text(exc: BaseException, limit: int = 300) -> str:
@@ -56,11 +64,16 @@ def explain_failure(error: str, qualname: str = "") -> list[Reason]:
         return [
             Reason(
                 "variable-creation",
-                message=f"{name} creates a tf.Variable on every trace; TensorFlow allows variables "
-                "only on the first call, so the second trace failed",
+                message=f"{name} {_EVERY_TRACE}; TensorFlow allows variables only on the first "
+                "call, so the second trace failed",
                 fix="create the variable once, outside the function — in __init__ of a tf.Module "
                 "or Keras layer (or `if self.v is None:` lazy creation), and only read/assign it "
                 "inside",
             )
         ]
     return []
+
+
+def creates_variable_per_trace(reason: Reason) -> bool:
+    """True for the reason :func:`explain_failure` gives a Variable created at every trace."""
+    return reason.code == "variable-creation" and _EVERY_TRACE in reason.message

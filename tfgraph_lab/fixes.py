@@ -22,11 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .datatypes import FixPlan
-from .signatures import ArgLeaf, Signature
+from .signatures import ArgLeaf, Signature, parent_path
 
 __all__ = [
     "PYTHON_TENSOR_DTYPES",
     "call_plan",
+    "code_name",
     "graphs_with_reduce_retracing",
     "input_signature_plan",
     "reduce_retracing_plan",
@@ -54,18 +55,20 @@ def spec_for_shapes(shapes: Sequence[Shape | None], dtype: str | None) -> str:
     return f"tf.TensorSpec([{inner}], {dtype_text})"
 
 
-def _parent(path: str) -> str | None:
-    cut = max(path.rfind("["), path.rfind("."))
-    return None if cut <= 0 else path[:cut]
+def code_name(qualname: str) -> str:
+    """The name a fix's code calls the function by: the last part of its qualname (``f`` for a
+    lambda)."""
+    short = qualname.rsplit(".", 1)[-1] if qualname else "f"
+    return "f" if short in ("<lambda>", "") else short
 
 
 def top_parameters(sig: Signature) -> list[str]:
     """The function's parameters, in order (``self`` of a method is never among them)."""
-    return [leaf.path for leaf in sig.leaves if _parent(leaf.path) is None]
+    return [leaf.path for leaf in sig.leaves if parent_path(leaf.path) is None]
 
 
 def _children(sig: Signature, path: str) -> list[str]:
-    return [leaf.path for leaf in sig.leaves if _parent(leaf.path) == path]
+    return [leaf.path for leaf in sig.leaves if parent_path(leaf.path) == path]
 
 
 class _SpecBuilder:

@@ -58,7 +58,7 @@ class TraceReport:
 
     @property
     def summarised_calls(self) -> int:
-        """Cached calls folded into runs (no per-call event) to keep a long watch small."""
+        """Cached calls summarised into runs (no per-call event) to keep a long watch small."""
         return sum(r.calls for r in self.runs)
 
     @property

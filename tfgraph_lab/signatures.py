@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ArgLeaf", "Signature", "format_shape"]
+__all__ = ["ArgLeaf", "Signature", "format_shape", "is_under", "parent_path"]
 
 
 def format_shape(dims: tuple[int | None, ...] | None) -> str:
@@ -67,3 +67,14 @@ class Signature:
 
     def by_path(self) -> dict[str, ArgLeaf]:
         return {leaf.path: leaf for leaf in self.leaves}
+
+
+def parent_path(path: str) -> str | None:
+    """``batch`` for ``batch[0]``, ``p`` for ``p.x``; None for a parameter itself."""
+    cut = max(path.rfind("["), path.rfind("."))
+    return None if cut <= 0 else path[:cut]
+
+
+def is_under(path: str, root: str) -> bool:
+    """True for a leaf inside the container or object at ``root`` (not ``root`` itself)."""
+    return path != root and path.startswith(root) and path[len(root)] in "[."

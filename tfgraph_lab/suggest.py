@@ -11,12 +11,12 @@ from collections import Counter
 from collections.abc import Sequence
 
 from .datatypes import FixPlan, FunctionSummary, Reason
-from .fixes import input_signature_plan, reduce_retracing_plan
+from .explain import NOT_RETRACES
+from .failures import creates_variable_per_trace
+from .fixes import code_name, input_signature_plan, reduce_retracing_plan
 from .signatures import Signature
 
 __all__ = ["signature_from_history", "suggest_fix"]
-
-_BENIGN = ("first-trace", "variable-creation")
 
 
 def signature_from_history(history: Sequence[Signature]) -> str | None:
@@ -26,18 +26,12 @@ def signature_from_history(history: Sequence[Signature]) -> str | None:
     return plan.decorator if plan is not None else None
 
 
-def _is_top(path: str) -> bool:
-    return "[" not in path and "." not in path
-
-
 def suggest_fix(
     summary: FunctionSummary, reasons: Sequence[Reason], history: Sequence[Signature]
 ) -> str | None:
     """The change that stops the function's most frequent kinds of retrace (at most two)."""
-    if summary.failed_traces and any(
-        r.code == "variable-creation" and "every trace" in r.message for r in reasons
-    ):
-        short = summary.qualname.rsplit(".", 1)[-1]
+    if summary.failed_traces and any(creates_variable_per_trace(r) for r in reasons):
+        short = code_name(summary.qualname)
         return (
             "class Model(tf.Module):\n"
             "    def __init__(self):\n"
@@ -45,7 +39,7 @@ def suggest_fix(
             "    @tf.function\n"
             f"    def {short}(self, x): ...      # only reads/assigns self.v"
         )
-    counts = Counter(r.code for r in reasons if r.code not in _BENIGN)
+    counts = Counter(r.code for r in reasons if r.code not in NOT_RETRACES)
     if not counts:
         return None
     # Up to two kinds of retrace, most frequent first (e.g. a Python lr *and* the last batch).
@@ -57,9 +51,7 @@ def _suggest_for(
     code: str, summary: FunctionSummary, reasons: Sequence[Reason], history: Sequence[Signature]
 ) -> str | None:
     name = summary.qualname
-    short = name.rsplit(".", 1)[-1]
-    if short == "<lambda>":
-        short = "f"
+    short = code_name(name)
     if code in ("shape-changed", "rank-changed"):
         plan = input_signature_plan(history) or reduce_retracing_plan(history)
         lines = [f"@tf.function({plan.decorator})", f"def {short}(...): ...  # {plan.promise}"]

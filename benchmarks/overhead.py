@@ -1,7 +1,8 @@
 """Cached-call overhead of watching: watched vs unwatched, alternated in one process.
 
-For a trivial tf.function, a tiny Keras train step (32 → 64 → 1) and an MNIST-sized one
-(784 → 128 → 10 with Adam), prints the median time of one cached call watched and unwatched and
+For a trivial tf.function, a tiny Keras train step (32 → 64 → 1), an MNIST-sized one
+(784 → 128 → 10 with Adam) and a ``jit_compile=True`` function (XLA's cache key is read on
+each of its calls), prints the median time of one cached call watched and unwatched and
 their ratio, with a 95% interval and the noise floor (the same ratio between two halves of the
 unwatched samples). Also prints what the hooks cost per call around a no-op.
 
@@ -87,10 +88,24 @@ def mnist_train_step() -> Workload:
     return train_step, (x, y)
 
 
+def xla_stack() -> Workload:
+    """The XLA case of issue 15: ``jit_compile=True`` on a 20-layer tanh stack, a cached call
+    at a batch size XLA already compiled for (every call reads XLA's cache key)."""
+
+    @tf.function(jit_compile=True, input_signature=[tf.TensorSpec([None, 64], tf.float32)])
+    def stack(x):
+        for _ in range(20):
+            x = tf.tanh(tf.matmul(x, tf.ones([64, 64]) * 0.01) + 0.1)
+        return x
+
+    return stack, (tf.ones([32, 64]),)
+
+
 WORKLOADS = {
     "trivial tf.function": trivial,
     "keras train step": keras_train_step,
     "mnist-sized step": mnist_train_step,
+    "xla (jit_compile)": xla_stack,
 }
 
 

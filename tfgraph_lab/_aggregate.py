@@ -14,6 +14,7 @@ from typing import Any
 
 from . import _tf_adapter as tfa
 from ._calllog import CallRecord, FunctionState, GraphState, HitRun, LogEntry
+from ._xla import XlaOutcome, judge_by_time
 from .datatypes import CallRun, Event, FunctionSummary, GraphSummary
 from .suggest import suggest_fix
 
@@ -25,6 +26,20 @@ class Aggregate:
     functions: tuple[FunctionSummary, ...]
     events: tuple[Event, ...]
     runs: tuple[CallRun, ...]
+
+
+class _XlaTotals:
+    """XLA compilations of one function's graphs, and its own calls that compiled."""
+
+    __slots__ = ("compiles", "cost_calls", "estimated", "seconds", "slow_calls", "slow_seconds")
+
+    def __init__(self) -> None:
+        self.compiles = 0
+        self.estimated = 0
+        self.seconds = 0.0
+        self.cost_calls = 0.0  # the compilations' time in cached calls of their callers
+        self.slow_calls = 0  # own calls that compiled without tracing (not cached calls)
+        self.slow_seconds = 0.0
 
 
 class _Acc:
@@ -44,6 +59,7 @@ class _Acc:
         "traced_calls",
         "traces",
         "wasted",
+        "xla",
     )
 
     def __init__(self, info: Any) -> None:
@@ -62,6 +78,7 @@ class _Acc:
         self.hits: dict[int, int] = {}
         self.reasons: list[Any] = []
         self.wasted = 0
+        self.xla = _XlaTotals()
 
     def add_hits(self, graph_index: int, hits: int) -> None:
         self.hits[graph_index] = self.hits.get(graph_index, 0) + hits
@@ -127,9 +144,22 @@ def aggregate(
             acc.graphs.append(graph)
         return idx
 
+    judged = judge_by_time(entries)
+    compiled: list[tuple[_Acc, XlaOutcome, float]] = []  # (calling acc, outcome, seconds)
+
+    def xla_of(i: int, entry: Any, acc: _Acc, seconds: float, traced: bool) -> XlaOutcome | None:
+        outcome = judged.get(i) or getattr(entry, "xla", None)
+        if outcome is None or not outcome.compiled:
+            return None
+        compiled.append((acc, outcome, seconds))
+        if not traced:
+            acc.xla.slow_calls += 1
+            acc.xla.slow_seconds += seconds
+        return outcome
+
     gi: int | None
     n = 0  # the call index (a summarised run advances it by its number of calls)
-    for entry in entries:
+    for i, entry in enumerate(entries):
         if type(entry) is HitRun:
             for state, calls, seconds in entry.states.values():
                 acc = acc_for(state)
@@ -152,7 +182,8 @@ def aggregate(
             if graph is not None:
                 gi = index_of(acc, graph)
                 acc.add_hits(gi, 1)
-            events.append(_event(n, state, "call", seconds, gi))
+            xla = xla_of(i, entry, acc, seconds, False) if judged else None
+            events.append(_event(n, state, "call", seconds, gi, **_xla_fields(xla)))
             n += 1
             continue
         assert isinstance(entry, CallRecord)
@@ -185,6 +216,7 @@ def aggregate(
             gi = new_graphs[-1]
         if gi is not None and is_call:
             acc.add_hits(gi, 1)
+        xla = xla_of(i, entry, acc, entry.seconds, bool(entry.traces))
         events.append(
             _event(
                 n,
@@ -202,9 +234,20 @@ def aggregate(
                 thread=entry.thread,
                 signature=entry.traces[-1].signature.text if entry.traces else None,
                 reasons=entry.reasons,
+                **_xla_fields(xla),
             )
         )
         n += 1
+
+    for caller, outcome, seconds in compiled:
+        mean = _mean_cached(caller)
+        for target in outcome.targets:
+            x = acc_for(target).xla
+            x.compiles += 1
+            x.estimated += int(outcome.maybe)
+            x.seconds += seconds / len(outcome.targets)
+            if mean:
+                x.cost_calls += seconds / len(outcome.targets) / mean
 
     summaries = []
     for acc in accs.values():
@@ -239,6 +282,13 @@ def aggregate(
             reduce_retracing=info.reduce_retracing,
             input_signature=info.input_signature,
             wasted_retraces=acc.wasted,
+            jit_compile=info.jit_compile,
+            xla_compiles=acc.xla.compiles,
+            xla_estimated=acc.xla.estimated,
+            xla_seconds=acc.xla.seconds,
+            xla_cost_calls=acc.xla.cost_calls if acc.xla.compiles and acc.xla.cost_calls else None,
+            xla_slow_calls=acc.xla.slow_calls,
+            xla_slow_seconds=acc.xla.slow_seconds,
             hints=tuple((hints or {}).get((info.qualname, info.filename), ())),
             wraps=info.wraps,
         )
@@ -272,3 +322,18 @@ def stale_capture_hints(entries: list[LogEntry]) -> dict[tuple[str, str], list[s
                     f"`{name}` as an argument (a tensor or tf.Variable) if it changes."
                 )
     return hints
+
+
+def _xla_fields(xla: XlaOutcome | None) -> dict[str, Any]:
+    """An event's XLA fields: whether the call compiled, judged by time, and why."""
+    if xla is None:
+        return {}
+    return {"xla_compiled": True, "xla_estimated": xla.maybe, "xla_reasons": xla.reasons}
+
+
+def _mean_cached(acc: _Acc) -> float | None:
+    """Mean time of the calls of ``acc`` that neither traced nor compiled (None: none)."""
+    hits = acc.calls - acc.traced_calls - acc.xla.slow_calls
+    if hits <= 0:
+        return None
+    return max(0.0, acc.call_seconds - acc.trace_seconds - acc.xla.slow_seconds) / hits

@@ -62,10 +62,14 @@ class FunctionState:
         "object_no",
         "ref",
         "traced",
+        "xla",
     )
 
     def __init__(self, info: FunctionInfo, ref: Any, object_no: int) -> None:
         self.info = info
+        # Calls take the XLA path (_Hub.xla_call): a jit_compile=True function, or one whose
+        # graphs call such a function
+        self.xla = info.jit_compile
         self.key = (info.qualname, info.filename)
         self.ref = ref
         self.object_no = object_no
@@ -95,6 +99,9 @@ class GraphState:
         "state",
         "via",
         "wasted_of",
+        "xla_keys",
+        "xla_last",
+        "xla_sites",
     )
 
     def __init__(
@@ -113,6 +120,9 @@ class GraphState:
         self.generalised = False  # reduce_retracing relaxed the call's signature for it
         self.wasted_of: int | None = None  # same graph as this cached one but for constants
         self.captures: dict[str, str] = {}  # Python scalars the body read from closure/globals
+        self.xla_keys: set[Any] | None = None  # XLA cache keys this graph compiled for (_xla)
+        self.xla_last: Any = None  # (device, leaves) of its last XLA compilation
+        self.xla_sites: Any = None  # XLA functions called inside this graph (_xla.Site)
 
 
 class CallRecord:
@@ -130,6 +140,7 @@ class CallRecord:
         "thread",
         "traces",
         "via",
+        "xla",
     )
 
     def __init__(self, state: FunctionState, via: str, seconds: float) -> None:
@@ -144,6 +155,7 @@ class CallRecord:
         self.caller: str | None = None
         self.thread: str | None = None
         self.reasons: tuple[Reason, ...] = ()
+        self.xla: Any = None  # an _xla.XlaOutcome: what XLA compiled on this call
 
 
 @dataclass

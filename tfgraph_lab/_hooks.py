@@ -97,6 +97,9 @@ def make_call_hook(hub: Hub, original: Callable[..., Any]) -> Callable[..., Any]
             raise
         seconds = perf() - t0
         stack.pop()
+        if state.xla:  # XLA compiles per concrete shape, even without a retrace
+            hub.xla.call(hub, frame, seconds, fn, args, kwds)
+            return result
         if frame[TRACES] is NO_TRACES:
             served = frame[SERVED]
             if served is not None:

@@ -49,6 +49,7 @@ from ._hooks import (
 )
 from ._pycode import caller_location
 from ._tf_warnings import RetraceWarningHandler, handler_installed, install_handler, remove_handler
+from ._xla import XlaModel, XlaOutcome
 from .datatypes import Reason
 from .failures import error_text, explain_failure
 
@@ -87,6 +88,7 @@ class Hub:
         self.handles: tfa.TFHandles | None = None
         self.log_handler: RetraceWarningHandler | None = None
         self.counters = LiveCounters()
+        self.xla = XlaModel(None)
 
     def add_record(self, record: CallRecord) -> None:
         """Append a slow-path record to the log, keeping the running totals."""
@@ -135,6 +137,7 @@ class Hub:
         self.cache_owner = {}
         self.objects_seen = {}
         self.counters = LiveCounters()
+        self.xla = XlaModel(tfa.xla_key_reader() if h.full else None)
         fn_cls = h.function_class
         self.originals = {"__call__": fn_cls.__dict__["__call__"]}
         try:
@@ -292,6 +295,8 @@ class Hub:
         via = self.trace_origin(state, frame[VIA] if frame is not None else "trace")
         graph = GraphState(state, tfa.signature_of(cf.function_type, context), via, scope, True)
         state.traced = True
+        if frame is not None:
+            graph.xla_sites = self.xla.take(frame)  # XLA functions its trace called
         self._add_graph(state, graph, cf)
         self.pin_hit_graph(state)
         if frame is not None:
@@ -331,15 +336,22 @@ class Hub:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         exc: BaseException | None,
+        xla: XlaOutcome | None = None,
+        graph: GraphState | None = None,
     ) -> None:
-        """The slow path: a call that traced, raised, or ran no graph."""
+        """The slow path: a call that traced, raised, ran no graph, or compiled with XLA."""
         state: FunctionState = frame[STATE]
         traces: list[GraphState] = frame[TRACES]
         served: int | None = frame[SERVED]
         record = CallRecord(state, self.trace_origin(state, frame[VIA]), seconds)
         record.traces = list(traces)
+        record.xla = xla
+        if exc is not None:
+            self.xla.pending.pop(id(frame), None)
         if served is not None:
             record.graph = state.graphs.get(served)
+        elif graph is not None:
+            record.graph = graph  # the one graph a hit can run (XLA path)
         elif traces and exc is None and frame[VIA] == "call":
             record.graph = traces[-1]  # the call ran the graph it traced last
         if exc is not None:

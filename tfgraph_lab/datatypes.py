@@ -184,6 +184,9 @@ class Event:
     thread: str | None = None
     signature: str | None = None
     reasons: tuple[Reason, ...] = ()
+    xla_compiled: bool = False  # XLA compiled on this call (a jit_compile=True graph in it)
+    xla_estimated: bool = False  # ...judged from the call time (shapes Python cannot see)
+    xla_reasons: tuple[Reason, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         data: dict[str, object] = {
@@ -197,8 +200,11 @@ class Event:
             "seconds": self.seconds,
             "graph": self.graph,
             "reasons": [r.to_dict() for r in self.reasons],
+            "xla_compiled": self.xla_compiled,
         }
-        for key in ("eager", "failed_trace", "wasted"):
+        if self.xla_compiled:
+            data["xla_reasons"] = [r.to_dict() for r in self.xla_reasons]
+        for key in ("eager", "failed_trace", "wasted", "xla_estimated"):
             if getattr(self, key):
                 data[key] = True
         for key in ("error", "caller", "thread", "signature"):
@@ -227,6 +233,9 @@ class Event:
             thread=data.get("thread"),
             signature=data.get("signature"),
             reasons=tuple(Reason.from_dict(r) for r in data.get("reasons", [])),
+            xla_compiled=bool(data.get("xla_compiled", False)),
+            xla_estimated=bool(data.get("xla_estimated", False)),
+            xla_reasons=tuple(Reason.from_dict(r) for r in data.get("xla_reasons", [])),
         )
 
 
@@ -290,6 +299,13 @@ class FunctionSummary:
     # Set for a graph TF built around a user's tf.function (a tf.data wrapper, a replica
     # clone): that function's qualname. Its traces are not added to that function's.
     wraps: str = ""
+    jit_compile: bool = False
+    xla_compiles: int = 0  # XLA compilations of this function's graphs during the watch
+    xla_estimated: int = 0  # ...of which judged from call time (see tfgraph_lab._xla)
+    xla_seconds: float = 0.0  # time of the calls that compiled (with their run, and any trace)
+    xla_cost_calls: float | None = None  # ...in cached calls of the functions that ran them
+    xla_slow_calls: int = 0  # own calls that compiled without tracing (not "cached" calls)
+    xla_slow_seconds: float = 0.0
 
     @property
     def cached_calls(self) -> int:
@@ -297,11 +313,11 @@ class FunctionSummary:
 
     @property
     def mean_cached_seconds(self) -> float | None:
-        """Mean time of a call that did not trace, or None when every call traced."""
-        hits = self.cached_calls
+        """Mean time of a call that neither traced nor compiled with XLA, or None (none such)."""
+        hits = self.cached_calls - self.xla_slow_calls
         if hits <= 0:
             return None
-        return max(0.0, self.call_seconds - self.trace_seconds) / hits
+        return max(0.0, self.call_seconds - self.trace_seconds - self.xla_slow_seconds) / hits
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -324,6 +340,13 @@ class FunctionSummary:
             "wasted_retraces": self.wasted_retraces,
             "hints": list(self.hints),
             "wraps": self.wraps,
+            "jit_compile": self.jit_compile,
+            "xla_compiles": self.xla_compiles,
+            "xla_estimated": self.xla_estimated,
+            "xla_seconds": self.xla_seconds,
+            "xla_cost_calls": self.xla_cost_calls,
+            "xla_slow_calls": self.xla_slow_calls,
+            "xla_slow_seconds": self.xla_slow_seconds,
             "graphs": [g.to_dict() for g in self.graphs],
             "suggestion": self.suggestion,
         }
@@ -352,4 +375,11 @@ class FunctionSummary:
             hints=tuple(data.get("hints", ())),
             suggestion=data.get("suggestion") or None,
             wraps=str(data.get("wraps", "")),
+            jit_compile=bool(data.get("jit_compile", False)),
+            xla_compiles=int(data.get("xla_compiles", 0)),
+            xla_estimated=int(data.get("xla_estimated", 0)),
+            xla_seconds=float(data.get("xla_seconds", 0.0)),
+            xla_cost_calls=data.get("xla_cost_calls"),
+            xla_slow_calls=int(data.get("xla_slow_calls", 0)),
+            xla_slow_seconds=float(data.get("xla_slow_seconds", 0.0)),
         )

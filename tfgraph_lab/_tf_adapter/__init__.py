@@ -27,8 +27,9 @@ Facts checked on tensorflow-cpu 2.21.0 (Keras 3.15.1) and 2.15.1:
   ``ScopeType.NO_VARIABLE_CREATION``; otherwise those traced with ``VARIABLE_CREATION``.
 
 The adapter is this package: :mod:`.functions` (``Function`` objects as plain data),
-:mod:`.tracing` (the trace in progress, caches, contexts, graph contents) and :mod:`.trace_types`
-(trace types as argument leaves). Everything others use is in ``__all__`` here; no other module
+:mod:`.tracing` (the trace in progress, caches, contexts, graph contents), :mod:`.trace_types`
+(trace types as argument leaves) and :mod:`.xla` (XLA's compilation cache key of a call).
+Everything others use is in ``__all__`` here; no other module
 reads a private name of the adapter. It imports TensorFlow lazily (on first use) so
 ``import tfgraph_lab`` stays cheap.
 """
@@ -57,6 +58,7 @@ from .tracing import (
     trace_failed,
     unwrap_traceback_filter,
 )
+from .xla import xla_key_reader, xla_site_leaves
 
 __all__ = [
     "MIN_SUPPORTED",
@@ -81,6 +83,8 @@ __all__ = [
     "signature_of",
     "trace_failed",
     "unwrap_traceback_filter",
+    "xla_key_reader",
+    "xla_site_leaves",
 ]
 
 MIN_SUPPORTED = (2, 15)

@@ -37,6 +37,7 @@ class FunctionInfo:
     # replica clone): that function's qualname. Its traces are not the user function's: TF
     # counts them on another object (or on none).
     wraps: str = ""
+    jit_compile: bool = False  # tf.function(jit_compile=True): XLA compiles every graph it runs
 
 
 def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
@@ -48,12 +49,14 @@ def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
         reduce_retracing = bool(getattr(fn, "_reduce_retracing", False))
         signature = getattr(fn, "input_signature", None)
         attributes = getattr(fn, "_attributes", None) or {}
+        jit_compile = getattr(fn, "_jit_compile", None) is True
     else:
         python_function = getattr(tracing_options, "python_function", None)
         name = str(getattr(tracing_options, "name", "") or "")
         reduce_retracing = bool(getattr(tracing_options, "reduce_retracing", False))
         signature = getattr(tracing_options, "input_signature", None)
         attributes = getattr(tracing_options, "attributes", None) or {}
+        jit_compile = _must_compile(attributes)
     kind = "method" if _is_instance_method(python_function) else "function"
     around = ""  # what TF built this graph around: "tf.data wrapper", "replica clone"
     if _is_tf_data(attributes, python_function):
@@ -94,6 +97,7 @@ def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
         via_hint=via_hint,
         kind=kind,
         wraps=wraps,
+        jit_compile=jit_compile,
     )
 
 
@@ -101,6 +105,12 @@ def _is_tf_function(obj: Any) -> bool:
     """A tf.function (``Function``), or a bound method of one, as handed to ``Dataset.map``."""
     obj = getattr(obj, "__func__", obj)
     return hasattr(obj, "experimental_get_tracing_count") and hasattr(obj, "python_function")
+
+
+def _must_compile(attributes: Any) -> bool:
+    """``_XlaMustCompile`` as a trace's attributes hold it (an AttrValue or a plain bool)."""
+    value = attributes.get("_XlaMustCompile") if hasattr(attributes, "get") else None
+    return bool(getattr(value, "b", value)) if value is not None else False
 
 
 def _strategy_clone_target(target: Any) -> Any:

@@ -1,0 +1,204 @@
+"""XLA compilations (jit_compile=True) counted per graph and concrete shape, on CPU XLA.
+
+The count is modelled (see tfgraph_lab/_xla.py); the proof is TensorFlow's own log of each
+compilation: with ``TF_CPP_VMODULE=device_compiler=2`` TF logs "Instantly compiling for
+signature: <function name>[...]" once per XLA compilation (tensorflow/compiler/jit/
+device_compiler.h, TF 2.15-2.21). A subprocess runs real patterns under ``watch()`` and the
+test compares the report's ``xla_compiles`` per function with the lines TF logged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import tfgraph_lab  # noqa: E402
+
+
+def _xla_works() -> bool:
+    try:
+        f = tf.function(lambda x: x * 2.0, jit_compile=True)
+        f(tf.ones([2]))
+    except Exception:
+        return False
+    return True
+
+
+pytestmark = pytest.mark.skipif(not _xla_works(), reason="this TensorFlow has no CPU XLA")
+
+
+def _stack_function() -> Any:
+    # The issue's scenario: a 20-layer tanh stack, one trace for every batch size.
+    @tf.function(jit_compile=True, input_signature=[tf.TensorSpec([None, 64], tf.float32)])
+    def stack(x: Any) -> Any:
+        for _ in range(20):
+            x = tf.tanh(tf.matmul(x, tf.ones([64, 64]) * 0.01) + 0.1)
+        return x
+
+    return stack
+
+
+def _by_name(report: Any) -> dict[str, Any]:
+    return {f.qualname.rsplit(".", 1)[-1]: f for f in report.functions}
+
+
+def test_scenario_compiles_once_per_concrete_batch_size() -> None:
+    stack = _stack_function()
+    with tfgraph_lab.watch() as w:
+        for n in [32, 7, 33, 5, 32, 7, 33, 5]:
+            stack(tf.ones([n, 64]))
+    fn = _by_name(w.report)["stack"]
+    assert (fn.traces, fn.retraces, fn.jit_compile) == (1, 0, True)
+    assert fn.xla_compiles == 4
+    assert fn.xla_estimated == 0
+    events = [e for e in w.report.events if e.qualname.endswith("stack")]
+    assert [e.xla_compiled for e in events] == [True] * 4 + [False] * 4
+    assert [r.code for r in events[0].xla_reasons] == ["first-compile"]
+    changed = [(r.code, r.argument, r.before, r.after) for e in events[1:4] for r in e.xla_reasons]
+    assert changed == [
+        ("shape-changed", "x", "(32, 64)", "(7, 64)"),
+        ("shape-changed", "x", "(7, 64)", "(33, 64)"),
+        ("shape-changed", "x", "(33, 64)", "(5, 64)"),
+    ]
+    assert "None dimension" in events[1].xla_reasons[0].message
+    assert "drop_remainder=True" in events[1].xla_reasons[0].fix
+    # the compiles are not "cached calls": the mean cached call is one of the 4 repeats
+    repeats = [e.seconds for e in events[4:]]
+    assert fn.mean_cached_seconds == pytest.approx(sum(repeats) / 4)
+    data = w.report.to_dict()
+    (entry,) = [f for f in data["functions"] if f["qualname"].endswith("stack")]
+    assert entry["xla_compiles"] == 4
+    stack_events = [e for e in data["events"] if e["qualname"].endswith("stack")]
+    assert [e["xla_compiled"] for e in stack_events] == [True] * 4 + [False] * 4
+    assert stack_events[1]["xla_reasons"][0]["before"] == "(32, 64)"
+
+
+def test_function_not_under_xla_counts_zero() -> None:
+    @tf.function
+    def plain(x: Any) -> Any:
+        return x * 2.0
+
+    with tfgraph_lab.watch() as w:
+        for n in [3, 4, 3]:
+            plain(tf.ones([n]))
+    data = w.report.to_dict()
+    (entry,) = data["functions"]
+    assert entry["xla_compiles"] == 0
+    assert entry["jit_compile"] is False
+    assert all(e["xla_compiled"] is False for e in data["events"])
+
+
+def test_a_retrace_is_a_new_graph_and_compiles_again() -> None:
+    @tf.function(jit_compile=True)
+    def scale(x: Any, k: int) -> Any:
+        return x * k
+
+    with tfgraph_lab.watch() as w:
+        scale(tf.ones([2]), 2)
+        scale(tf.ones([2]), 3)
+        scale(tf.ones([2]), 2)
+    fn = _by_name(w.report)["scale"]
+    assert (fn.traces, fn.xla_compiles) == (2, 2)
+
+
+def test_a_function_compiled_before_the_watch_is_not_counted_as_compiling() -> None:
+    stack = _stack_function()
+    stack(tf.ones([32, 64]))  # compiled before the watch
+    with tfgraph_lab.watch() as w:
+        for _ in range(3):
+            stack(tf.ones([32, 64]))
+    fn = _by_name(w.report)["stack"]
+    assert fn.xla_compiles == 0
+
+
+# ------------------------------------------------------------------ against TF's own log
+
+_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    import tensorflow as tf
+    import keras
+    import tfgraph_lab
+
+    @tf.function(jit_compile=True, input_signature=[tf.TensorSpec([None, 64], tf.float32)])
+    def stack(x):
+        for _ in range(20):
+            x = tf.tanh(tf.matmul(x, tf.ones([64, 64]) * 0.01) + 0.1)
+        return x
+
+    @tf.function(jit_compile=True)
+    def inner(x):
+        return tf.tanh(x) * 2.0
+
+    @tf.function
+    def outer(x):
+        return inner(x) + 1.0
+
+    @tf.function(jit_compile=True)
+    def loss(x):
+        return tf.reduce_sum(tf.tanh(x))
+
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4)])
+    model.compile("sgd", "mse", jit_compile=True)
+    xs = np.ones((100, 8), "float32")
+    ys = np.ones((100, 4), "float32")
+    v = tf.Variable(tf.ones([3]))
+
+    with tfgraph_lab.watch() as w:
+        for n in [32, 7, 33, 5, 32, 7, 33, 5]:
+            stack(tf.ones([n, 64]))
+        for n in [3, 3, 4, 4, 3]:
+            outer(tf.ones([n]))
+        for _ in range(2):
+            with tf.GradientTape() as tape:
+                y = loss(v)
+            tape.gradient(y, v)
+        model.fit(xs, ys, batch_size=32, epochs=3, verbose=0)
+    counts = {f.qualname.rsplit(".", 1)[-1]: f.xla_compiles for f in w.report.functions}
+    print("REPORT " + json.dumps(counts))
+    """
+)
+
+_LOGGED = re.compile(r"Instantly compiling for signature: (\w+)")
+
+
+def _function_of(name: str) -> str:
+    """``__inference_stack_187``, ``__forward_loss_158``, ``__inference___backward_loss_148_159``
+    → the Python function's name."""
+    name = re.sub(r"^__(inference|forward)_", "", name)
+    name = re.sub(r"^__backward_", "", name)
+    return re.sub(r"(_\d+)+$", "", name)
+
+
+def test_the_count_equals_the_compilations_tensorflow_logged(tmp_path: Path) -> None:
+    script = tmp_path / "scenario.py"
+    script.write_text(_SCRIPT)
+    env = dict(os.environ)
+    env.update(TF_CPP_MIN_LOG_LEVEL="0", TF_CPP_VMODULE="device_compiler=2", TF_ENABLE_ONEDNN_OPTS="0")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(tfgraph_lab.__file__).parent.parent), env.get("PYTHONPATH", "")]
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    if "device_compiler" not in done.stderr:
+        pytest.skip("this TensorFlow does not log XLA compilations under TF_CPP_VMODULE=device_compiler=2")
+    logged = Counter(_function_of(name) for name in _LOGGED.findall(done.stderr))
+    report = json.loads(done.stdout.split("REPORT ", 1)[1])
+    counted = {name: n for name, n in report.items() if n}
+    assert counted == dict(logged), done.stderr[-3000:]
+    assert counted["stack"] == 4
+    assert counted["inner"] == 2
+    assert counted["loss"] == 2  # the forward twin, and the backward pass at tape.gradient
+    assert counted["one_step_on_data"] == 2  # 32-row batches and the last batch of 4 rows

@@ -1,0 +1,296 @@
+"""XLA compilations of watched functions, counted by modelling XLA's own compilation cache.
+
+TensorFlow counts its XLA compilations in the monitoring counter
+``/tensorflow/core/xla_compilations``, but no Python API reads it (TF 2.15-2.21):
+``tensorflow.python.eager.monitoring`` only *creates* metrics, and creating a ``Counter`` of that
+name replaces TF's registration ("Trying to register 2 metrics with the same name", then a
+fresh zero); ``_test_metrics_util.test_counter_value`` reads only TF's test counter. So this
+module models the cache XLA looks compilations up in, from what the recorder sees:
+
+* a direct call of a ``jit_compile=True`` function compiles once per graph (concrete function),
+  device and *concrete* input shapes (``DeviceCompilationClusterSignature``: function name and
+  attributes, then each argument's dtype and shape). The key of every such call is read on the
+  hot path (:func:`tfgraph_lab._tf_adapter.xla_key_reader`, a few microseconds);
+* a ``jit_compile=True`` function called while another graph is *built* compiles when that
+  graph runs, under other attributes than a direct call (a separate cache entry). Its input
+  shapes are the static shapes in the outer graph: when all are known, the count is exact;
+  with ``None`` dims (Keras's ``fit`` feeds its XLA step from a dataset iterator) the sizes are
+  only known inside the running graph: the first run compiles, later runs are counted from their
+  call time (far above the graph's cached calls), and the report says it estimated them;
+* an XLA function called inside another XLA function is compiled as part of it (no entry).
+
+The model is checked against TensorFlow's own log of each compilation in the tests
+(``TF_CPP_VMODULE=device_compiler=2``: "Instantly compiling for signature: ..."). It does not
+see values XLA needs as compile-time constants (an integer tensor used as a shape compiles per
+value) nor calls made before the watch began: a graph that existed before the watch gets its
+new shapes judged by call time, like hidden shapes. No TensorFlow import here (the adapter
+reads the keys); only plain data and the hub's own state objects.
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import _tf_adapter as tfa
+from .datatypes import Reason
+from .explain_xla import explain_compile, hidden_shape_reason, nested_compile_reason, taped_reason
+from .signatures import ArgLeaf, format_shape
+
+if TYPE_CHECKING:
+    from ._hub import Hub
+
+__all__ = ["COMPILE_RATIO", "Site", "XlaModel", "XlaOutcome", "estimate_hidden", "judge_by_time"]
+
+# A call counted as a compilation by its time alone is at least this many times the median of
+# its graph's other calls and at least MIN_COMPILE_SECONDS above it. XLA's CPU compile of even a
+# tiny graph took 25-60 ms on the 2-core test machine (TF 2.21); cached calls 0.1-5 ms.
+COMPILE_RATIO = 10.0
+MIN_COMPILE_SECONDS = 0.02
+
+
+class Site:
+    """A ``jit_compile=True`` function called inside another graph while it was built."""
+
+    __slots__ = ("graph", "leaves", "state")
+
+    def __init__(self, state: Any, graph: Any, leaves: tuple[tuple[str, tuple[int | None, ...] | None], ...]):
+        self.state = state  # the XLA function's FunctionState
+        self.graph = graph  # its GraphState (None: unknown)
+        self.leaves = leaves  # (dtype, static dims) per tensor, as the outer graph knows them
+
+    @property
+    def dynamic(self) -> bool:
+        return any(dims is None or None in dims for _, dims in self.leaves)
+
+    def shapes_text(self) -> str:
+        return ", ".join(f"{dtype} {format_shape(dims)}" for dtype, dims in self.leaves) or "no tensors"
+
+
+class XlaOutcome:
+    """What XLA did on one call: compiled (certainly), or maybe (to be judged by call time)."""
+
+    __slots__ = ("compiled", "maybe", "reasons", "targets")
+
+    def __init__(self, compiled: bool, maybe: bool, reasons: tuple[Reason, ...], targets: list[Any]):
+        self.compiled = compiled
+        self.maybe = maybe  # uncertain: decided from the call time when the report is built
+        self.reasons = reasons
+        self.targets = targets  # FunctionStates whose graphs compiled (nested: the inner one)
+
+
+class XlaModel:
+    """Per hub install: the path of calls XLA is involved in, and the nested call sites found
+    while graphs are built."""
+
+    def __init__(self, key_reader: Any) -> None:
+        self.key = key_reader  # None: TF moved the names; XLA is then not counted
+        self.pending: dict[int, list[Site]] = {}  # id(outer frame) -> sites found in its trace
+
+    def call(self, hub: Hub, frame: Any, seconds: float, fn: Any, args: Any, kwargs: Any) -> None:
+        """A call of a function with ``state.xla`` (``jit_compile=True``, or a plain function
+        whose graphs call one). Reads XLA's cache key (a few microseconds) and logs a hit as the
+        hot path does, else a slow-path record carrying what XLA compiled."""
+        state, _, served, traces = frame
+        if served is not None:
+            graph = state.graphs.get(served)
+        elif traces:
+            graph = traces[-1] if frame[1] == "call" else None
+        else:
+            graph = state.hit_graph
+        assert hub.handles is not None
+        eager = hub.handles.eager_flag_module.RUN_FUNCTIONS_EAGERLY  # no graph runs: no XLA
+        outcome = None
+        if self.key is not None and graph is not None and not eager:
+            try:
+                outcome = self._outcome(hub, state, graph, bool(traces), args, kwargs)
+            except Exception:  # never into the user's call: the count just misses this one
+                logging.getLogger(__name__).debug("tfgraph_lab: XLA key not read", exc_info=True)
+        if traces or outcome is not None or graph is None or eager:
+            hub.record_slow_call(frame, seconds, fn, args, kwargs, None, xla=outcome, graph=graph)
+            return
+        calllog = hub.calllog
+        calllog.append((state, seconds, graph))
+        if len(calllog.entries) >= calllog.summarise_at:
+            hub.summarise_log()
+
+    def _outcome(
+        self, hub: Hub, state: Any, graph: Any, traced: bool, args: Any, kwargs: Any
+    ) -> XlaOutcome | None:
+        key = self.key(args, kwargs)
+        stack = hub.stack()
+        outer = stack[-1] if stack else None
+        if key is None:  # called while another graph is built: compiles when that one runs
+            if state.info.jit_compile:
+                self.site(outer, state, graph, tfa.xla_site_leaves(args, kwargs))
+            else:
+                self.propagate(outer, graph)
+            return None
+        if state.info.jit_compile:
+            return self.direct(state, graph, key, traced)
+        if graph.xla_sites:
+            return self.ran(graph, key[0])
+        return None
+
+    # ------------------------------------------------------------------ direct calls
+    def direct(self, state: Any, graph: Any, key: tuple[Any, ...], traced: bool) -> XlaOutcome | None:
+        """A call of a ``jit_compile=True`` function that ran ``graph`` eagerly."""
+        keys = graph.xla_keys
+        if keys is None:
+            keys = graph.xla_keys = set()
+        if key in keys:
+            return None
+        keys.add(key)
+        device, shapes, taping = key
+        now = _leaves(graph.signature.leaves, shapes)
+        before = graph.xla_last
+        reasons = explain_compile(
+            now,
+            before[1] if before is not None else None,
+            device=device,
+            before_device=before[0] if before is not None else "",
+            traced=traced,
+        )
+        if taping:
+            reasons.append(taped_reason())
+        graph.xla_last = (device, now)
+        targets = [state, state] if taping else [state]  # forward twin, then backward
+        return XlaOutcome(graph.in_watch, not graph.in_watch, tuple(reasons), targets)
+
+    # ------------------------------------------------------------------ nested calls
+    def site(self, outer_frame: Any, state: Any, graph: Any, leaves: Any) -> None:
+        """An XLA function called while the graph of ``outer_frame`` is being built."""
+        if outer_frame is None or outer_frame[0].info.jit_compile:
+            return  # not inside a watched function, or inlined into an outer XLA cluster
+        self.pending.setdefault(id(outer_frame), []).append(Site(state, graph, leaves))
+        outer_frame[0].xla = True
+
+    def propagate(self, outer_frame: Any, graph: Any) -> None:
+        """A plain function whose graph holds XLA sites was called while another graph is built."""
+        if outer_frame is None or graph is None or not graph.xla_sites:
+            return
+        if outer_frame[0].info.jit_compile:
+            return
+        self.pending.setdefault(id(outer_frame), []).extend(graph.xla_sites)
+        outer_frame[0].xla = True
+
+    def take(self, frame: Any) -> tuple[Site, ...] | None:
+        sites = self.pending.pop(id(frame), None)
+        return tuple(sites) if sites else None
+
+    def ran(self, graph: Any, device: str) -> XlaOutcome | None:
+        """A graph holding XLA sites ran eagerly: which of them compiled now."""
+        reasons: list[Reason] = []
+        targets: list[Any] = []
+        maybe = False
+        for site in graph.xla_sites:
+            inner = site.graph
+            if inner is None:
+                continue
+            keys = inner.xla_keys
+            if keys is None:
+                keys = inner.xla_keys = set()
+            name = site.state.info.qualname
+            if site.dynamic:
+                full: tuple[Any, ...] = ("nested", device, id(graph), site.leaves)
+                if full in keys:
+                    continue  # later runs: judged by call time (estimate_hidden)
+                reasons.append(hidden_shape_reason(name, site.shapes_text(), estimated=False))
+            else:
+                full = ("nested", device, site.leaves)
+                if full in keys:
+                    continue
+                reasons.append(nested_compile_reason(name, site.shapes_text()))
+            keys.add(full)
+            targets.append(site.state)
+            maybe = maybe or not (inner.in_watch and graph.in_watch)
+        if not targets:
+            return None
+        return XlaOutcome(not maybe, maybe, tuple(reasons), targets)
+
+
+def _leaves(signature_leaves: Sequence[ArgLeaf], shapes: tuple[Any, ...]) -> list[ArgLeaf]:
+    """The call's tensors as leaves: names and dtypes from the graph's signature when they line
+    up with the flat tensors, else ``tensor 0``, ``tensor 1``…"""
+    named = [leaf for leaf in signature_leaves if leaf.kind in ("tensor", "variable")]
+    if len(named) != len(shapes):
+        named = []
+    out = []
+    for i, (_, dims) in enumerate(shapes):
+        if named:
+            out.append(ArgLeaf(named[i].path, "tensor", "Tensor", named[i].dtype, tuple(dims)))
+        else:
+            out.append(ArgLeaf(f"tensor {i}", "tensor", "Tensor", None, tuple(dims)))
+    return out
+
+
+def judge_by_time(entries: Sequence[Any]) -> dict[int, XlaOutcome]:
+    """The calls whose compilation only their time can tell, judged: list index → outcome.
+
+    Two kinds: runs of a graph that calls an XLA function with ``None`` dims (the hit tuples
+    of such a graph), and calls the model marked ``maybe`` (a graph from before the watch).
+    Each is compared with the other calls of its graph (:func:`estimate_hidden`).
+    """
+    samples: dict[int, list[tuple[float, bool]]] = {}
+    where: dict[int, list[int]] = {}
+    graphs: dict[int, Any] = {}
+    maybe_graphs = {
+        id(e.graph)
+        for e in entries
+        if type(e) is not tuple
+        and getattr(e, "xla", None) is not None
+        and e.xla.maybe
+        and e.graph is not None
+    }
+    for i, entry in enumerate(entries):
+        if type(entry) is tuple:
+            graph = entry[2]
+            if graph is None:
+                continue
+            hidden = bool(graph.xla_sites) and any(s.dynamic for s in graph.xla_sites)
+            if not hidden and id(graph) not in maybe_graphs:
+                continue
+            seconds, candidate = entry[1], hidden
+        else:
+            graph = getattr(entry, "graph", None)
+            outcome = getattr(entry, "xla", None)
+            if graph is None or (id(graph) not in maybe_graphs and not graph.xla_sites):
+                continue
+            if outcome is not None and not outcome.maybe:
+                continue  # a certain compilation: not a reference for cached calls
+            if entry.traces or entry.error is not None:
+                continue
+            seconds, candidate = entry.seconds, outcome is not None
+        samples.setdefault(id(graph), []).append((seconds, candidate))
+        where.setdefault(id(graph), []).append(i)
+        graphs[id(graph)] = graph
+    out: dict[int, XlaOutcome] = {}
+    for graph_id, verdicts in estimate_hidden(samples).items():
+        graph = graphs[graph_id]
+        for i, compiled in zip(where[graph_id], verdicts, strict=True):
+            entry = entries[i]
+            if type(entry) is not tuple:
+                outcome = entry.xla
+                if outcome is not None:
+                    out[i] = XlaOutcome(compiled, True, outcome.reasons if compiled else (), outcome.targets)
+                continue
+            if not compiled:
+                continue
+            site = next(s for s in graph.xla_sites if s.dynamic)
+            reason = hidden_shape_reason(site.state.info.qualname, site.shapes_text(), estimated=True)
+            out[i] = XlaOutcome(True, True, (reason,), [site.state])
+    return out
+
+
+def estimate_hidden(samples: dict[int, list[tuple[float, bool]]]) -> dict[int, list[bool]]:
+    """Per graph, which calls compiled, judged by time: ``(seconds, candidate)`` per call, in
+    order. A candidate compiled when it took ``COMPILE_RATIO`` × the median of the graph's calls
+    and ``MIN_COMPILE_SECONDS`` more (a cached call never does; a compile takes 25 ms+)."""
+    out: dict[int, list[bool]] = {}
+    for graph_id, calls in samples.items():
+        ref = statistics.median(s for s, _ in calls)
+        floor = max(COMPILE_RATIO * ref, ref + MIN_COMPILE_SECONDS)
+        out[graph_id] = [candidate and seconds >= floor for seconds, candidate in calls]
+    return out

@@ -1,0 +1,138 @@
+"""Why did XLA compile again? Pure diffs of XLA cache keys → reasons with a message and a fix.
+
+XLA (``jit_compile=True``) keeps one executable per graph, per device and per *concrete* input
+shape: a ``None`` dimension in an ``input_signature`` stops the retrace, never the compilation.
+Input is plain data: the call's tensors as :class:`~tfgraph_lab.signatures.ArgLeaf` (path, dtype,
+concrete shape) for this compilation and for the one before it on the same graph. Output is
+:class:`~tfgraph_lab.records.Reason` objects with stable codes. No TensorFlow, no IPython.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .datatypes import Reason
+from .signatures import ArgLeaf, format_shape
+
+__all__ = [
+    "XLA_CODES",
+    "XLA_FIX",
+    "explain_compile",
+    "hidden_shape_reason",
+    "nested_compile_reason",
+    "taped_reason",
+]
+
+XLA_CODES = (
+    "first-compile",  # the first XLA compilation of a graph (a new graph always compiles)
+    "shape-changed",  # same graph, a tensor has a concrete shape XLA has not compiled for
+    "rank-changed",  # same graph, a tensor has another number of dimensions
+    "device-changed",  # same graph and shapes, another device: XLA's cache is per device
+    "hidden-shape",  # a nested XLA call whose input sizes only the running graph knows
+    "gradient-tape",  # called under a GradientTape: a forward twin and a backward compile too
+)
+
+XLA_FIX = (
+    "pad or bucket the varying dimension to a few fixed sizes (e.g. pad every batch to the "
+    "full batch size and mask the padding), batch datasets with drop_remainder=True, or use "
+    "jit_compile=False where the shapes must vary"
+)
+
+_NONE_DIM = "a None dimension in the input_signature stops the retrace, not the XLA compilation"
+
+
+def explain_compile(
+    now: Sequence[ArgLeaf],
+    before: Sequence[ArgLeaf] | None,
+    *,
+    device: str = "",
+    before_device: str = "",
+    traced: bool = False,
+) -> list[Reason]:
+    """Explain one XLA compilation against the last one on the same graph (None: the first)."""
+    if before is None:
+        shapes = ", ".join(f"{leaf.path} {format_shape(leaf.shape)}" for leaf in now) or "no tensors"
+        what = "this new graph" if traced else "this graph"
+        return [
+            Reason(
+                "first-compile",
+                message=f"XLA compiled {what} for the concrete shapes {shapes}; every new "
+                "concrete shape compiles again",
+            )
+        ]
+    old = {leaf.path: leaf for leaf in before}
+    reasons = []
+    for leaf in now:
+        prev = old.get(leaf.path)
+        if prev is None or prev.shape == leaf.shape:
+            continue
+        ranked = prev.shape is not None and leaf.shape is not None and len(prev.shape) != len(leaf.shape)
+        reasons.append(
+            Reason(
+                "rank-changed" if ranked else "shape-changed",
+                argument=leaf.path,
+                before=format_shape(prev.shape),
+                after=format_shape(leaf.shape),
+                message=f"same graph, new concrete shape: XLA compiled {leaf.path} again for "
+                f"{format_shape(leaf.shape)} (it had {format_shape(prev.shape)}); {_NONE_DIM}",
+                fix=XLA_FIX,
+            )
+        )
+    if not reasons and device != before_device:
+        reasons.append(
+            Reason(
+                "device-changed",
+                before=before_device,
+                after=device,
+                message="same graph and shapes on another device: XLA keeps one cache per device",
+                fix="run the function on one device",
+            )
+        )
+    if not reasons:
+        reasons.append(
+            Reason(
+                "shape-changed",
+                message="same graph, a combination of concrete shapes XLA had not compiled for; " + _NONE_DIM,
+                fix=XLA_FIX,
+            )
+        )
+    return reasons
+
+
+def nested_compile_reason(inner: str, shapes: str) -> Reason:
+    """An XLA function called inside a plain graph compiles when that graph first runs."""
+    return Reason(
+        "first-compile",
+        argument=inner,
+        after=shapes,
+        message=f"XLA compiled {inner} (called inside this graph, jit_compile=True) for {shapes}",
+    )
+
+
+def hidden_shape_reason(inner: str, shapes: str, estimated: bool) -> Reason:
+    """A nested XLA call with ``None`` dims: XLA compiles per size the running graph feeds it."""
+    how = (
+        "counted from the call time (far above this graph's cached calls)"
+        if estimated
+        else "its first run compiles"
+    )
+    return Reason(
+        "hidden-shape",
+        argument=inner,
+        after=shapes,
+        message=f"XLA compiled {inner} (jit_compile=True, called inside this graph with shapes "
+        f"{shapes}): it compiles once per concrete size the running graph feeds it, which "
+        f"Python does not see; {how}",
+        fix=XLA_FIX,
+    )
+
+
+def taped_reason() -> Reason:
+    """Under a recording GradientTape, TF runs a forward twin of the graph and differentiates
+    it with a backward function: XLA compiles both, per shape (TF 2.21 compile log)."""
+    return Reason(
+        "gradient-tape",
+        message="called under a GradientTape: XLA compiles a forward twin of this graph and, "
+        "for tape.gradient, its backward function (2 compilations per new shape)",
+        fix="compute the gradient inside the jit_compile=True function (one compilation)",
+    )

@@ -45,25 +45,56 @@ WRONG_EXTRA = {
     "08-capstone": ex.EXERCISES["08-capstone"].solution.replace(
         "    @tf.function(input_signature=spec)               # created once; any batch size\n", ""
     ),
+    # compile the function the evidence says gains least
+    "01-graph-speedup": ex.EXERCISES["01-graph-speedup"].solution.replace(
+        "compiled = tf.function(small_ops)", "compiled = tf.function(big_matmul)"
+    ),
+}
+_CAPSTONE = ex.EXERCISES["08-capstone"].solution
+MORE_WRONG = {
+    # no retraces and faster, but without the warm-up the model learns *better*: not the same training
+    "08-capstone-no-warmup": _CAPSTONE.replace(
+        "tf.minimum(1.0, tf.cast(step + 1, tf.float32) / 10.0)", "tf.constant(1.0)"
+    ),
+    # no training at all: very fast, no retraces, a much worse loss
+    "08-capstone-no-training": _CAPSTONE.replace(
+        "            train_step(x, y, lr, step)\n", "            pass\n"
+    ),
+    # evidence of one function only: the choice is not justified
+    "01-graph-speedup-one-measurement": ex.EXERCISES["01-graph-speedup"].solution.replace(
+        ", ex.compare_eager(big_matmul, big)]", "]"
+    ),
 }
 
 CASES = [(e.id, "solution", True) for e in ex.EXERCISES.values()]
 CASES += [(e.id, "starter", False) for e in ex.EXERCISES.values()]
 CASES += [(exercise_id, "wrong", False) for exercise_id in WRONG_EXTRA]
+CASES += [(next(e for e in ex.EXERCISES if key.startswith(e)), key, False) for key in MORE_WRONG]
 
 
 def _answer(exercise_id: str, kind: str) -> tuple[Any, dict[str, Any]]:
     exercise = ex.exercise(exercise_id)
-    code = {"solution": exercise.solution, "starter": exercise.starter}.get(kind) or WRONG_EXTRA[exercise_id]
-    namespace: dict[str, Any] = {"tf": tf, "np": np, "keras": keras}
+    code = (
+        {"solution": exercise.solution, "starter": exercise.starter}.get(kind)
+        or MORE_WRONG.get(kind)
+        or WRONG_EXTRA[exercise_id]
+    )
+    namespace: dict[str, Any] = {"tf": tf, "np": np, "keras": keras, "ex": ex}
     filename = f"<exercise-{exercise_id}-{kind}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)  # for AutoGraph
     exec(compile(code, filename, "exec"), namespace)
     # Tests assert no wall-clock time: speed-up targets are tested on their own below.
-    options: dict[str, Any] = {"min_speedup": 0.0}
+    options: dict[str, Any] = {"min_speedup": 0.0, "repeats": 1}
     if exercise_id == "08-capstone":
         exec(exercise.starter.replace("def train_fast(", "def train_slow("), namespace)
         options["baseline"] = namespace["train_slow"]
+    if exercise_id == "01-graph-speedup":
+        # The learner's evidence is real timings; the test replaces them by fixed figures of the
+        # same functions and inputs, so which function "gains most" never depends on the clock.
+        fixed = {"small_ops": (1e-4, 1e-3), "big_matmul": (1e-2, 1.01e-2)}
+        options["evidence"] = [
+            ex.EagerComparison(c.name, *fixed[c.name], 1, c.args) for c in namespace["evidence"]
+        ]
     return namespace[exercise.answer], options
 
 

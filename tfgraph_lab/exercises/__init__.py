@@ -18,7 +18,6 @@ Imports TensorFlow only when a check runs; never imports IPython or ipywidgets.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from ..errors import UsageProblem
@@ -26,15 +25,18 @@ from .catalog import EXERCISES
 from .checks import Exercise, _error_feedback, check_prediction
 from .feedback import Feedback, Solution
 from .measuring import FunctionUse, measure
+from .timing import EagerComparison, compare_eager
 
 __all__ = [
     "EXERCISES",
+    "EagerComparison",
     "Exercise",
     "Feedback",
     "FunctionUse",
     "Solution",
     "check",
     "check_prediction",
+    "compare_eager",
     "exercise",
     "hint",
     "measure",
@@ -57,7 +59,8 @@ def check(exercise_id: str, answer: Any, **options: Any) -> Feedback:
 
     Returns a :class:`Feedback` (✓/✗, what was measured, a hint); errors in the learner's code
     become feedback, they are not raised. ``options`` pass exercise settings such as
-    ``baseline=train_slow`` (capstone), ``min_speedup=…`` or ``repeats=…``.
+    ``baseline=train_slow`` (capstone), ``evidence=[...]`` (exercise 01), ``min_speedup=…`` or
+    ``repeats=…`` (timed repeats; the median counts).
     """
     ex = exercise(exercise_id)
     try:
@@ -85,7 +88,3 @@ def solution(exercise_id: str) -> Solution:
         code=ex.solution,
         notes="Paste it into the exercise cell, run it, then run the check again.",
     )
-
-
-def _ids(lesson: int | None = None) -> Sequence[str]:
-    return [e.id for e in EXERCISES.values() if lesson is None or e.lesson == lesson]

@@ -4,15 +4,15 @@ checker, so each check can fail."""
 
 from __future__ import annotations
 
+from .capstone import check_capstone
 from .checks import (
     Exercise,
-    _check_capstone,
     _check_count_calls,
     _check_run,
     _check_running_sum,
-    _check_speedup,
     _check_square,
 )
+from .timing import _check_choice
 
 __all__ = ["EXERCISES"]
 
@@ -28,19 +28,42 @@ def square(x):
 """
 
 _SPEED_STARTER = """\
-def many_small_ops(x):
-    # 40 tiny operations: eagerly, each is a separate trip through Python and TF's runtime.
-    # TODO: make this function run as one graph.
+def small_ops(x):
+    # 120 tiny operations on a small matrix
     for _ in range(40):
         x = tf.tanh(x) * 0.9 + 0.1
     return x
+
+def big_matmul(x):
+    # one big matrix product
+    return tf.matmul(x, x) / 600.0
+
+small = tf.ones([8, 8])
+big = tf.random.stateless_normal([600, 600], seed=[1, 2])
+
+# TODO 1: measure what tf.function buys each of them, e.g. ex.compare_eager(small_ops, small)
+evidence = []
+# TODO 2: compile the one your measurement says gains most, e.g. tf.function(...)
+compiled = None
 """
 _SPEED_SOLUTION = """\
-@tf.function
-def many_small_ops(x):
+def small_ops(x):
     for _ in range(40):        # a Python loop is unrolled while tracing: 120 ops in one graph
         x = tf.tanh(x) * 0.9 + 0.1
     return x
+
+def big_matmul(x):
+    return tf.matmul(x, x) / 600.0
+
+small = tf.ones([8, 8])
+big = tf.random.stateless_normal([600, 600], seed=[1, 2])
+
+evidence = [ex.compare_eager(small_ops, small), ex.compare_eager(big_matmul, big)]
+for measured in evidence:
+    print(measured)
+# small_ops gains several times: each eager op pays Python and dispatch overhead that the graph
+# pays once per call. big_matmul spends its time inside one kernel, the same either way (~1×).
+compiled = tf.function(small_ops)
 """
 
 _COUNT_STARTER = """\
@@ -331,17 +354,25 @@ EXERCISES: dict[str, Exercise] = {
         Exercise(
             "01-graph-speedup",
             1,
-            "make many small ops fast",
-            "Make `many_small_ops` run as one graph. The check compares a cached graph call "
-            "with an eager call and expects at least 1.5× speed-up and the same result.",
-            "many_small_ops",
+            "compile the function that gains",
+            "Suppose you may compile only one of `small_ops` and `big_matmul`. Measure what "
+            "`tf.function` buys each (`ex.compare_eager(fn, x)` times both ways, medians of "
+            "repeats), keep the measurements in `evidence`, and set `compiled` to the "
+            "tf.function of the one that gains most. The check requires your choice to follow "
+            "from your evidence, re-measures it (at least 1.5× faster than eager) and compares "
+            "the results.",
+            "compiled",
             _SPEED_STARTER,
             _SPEED_SOLUTION,
             (
-                "decorate it with @tf.function — no other change is needed",
+                "evidence = [ex.compare_eager(small_ops, small), ex.compare_eager(big_matmul, big)], "
+                "then print each to read the speed-ups",
+                "compiled = tf.function(<the function with the larger speed-up>): the graph removes "
+                "per-op Python overhead, which matters when there are many small ops",
                 "the graph must compute exactly what the Python code computes",
             ),
-            _check_speedup,
+            _check_choice,
+            call='ex.check("01-graph-speedup", compiled, evidence=evidence)',
         ),
         Exercise(
             "02-count-calls",
@@ -439,8 +470,9 @@ EXERCISES: dict[str, Exercise] = {
             8,
             "the slow training script",
             "`train_slow` hides several retracing causes. Write `train_fast`, the same training "
-            "without them. The check runs both: no retraces, at least 1.5× faster, a loss no "
-            "worse than 1.25× the slow one.",
+            "without them. The check runs both: no retraces, the same final loss (within 0.1 %, "
+            "better is as wrong as worse: it means the training changed), and at least 1.5× "
+            "faster on the median of 3 timed runs each.",
             "train_fast",
             _CAPSTONE_STARTER.replace("def train_slow(", "def train_fast(", 1),
             _CAPSTONE_SOLUTION,
@@ -450,7 +482,7 @@ EXERCISES: dict[str, Exercise] = {
                 "a Python int that changes on every step is the most expensive one: keep it in a "
                 "tf.Variable and do the warm-up maths with tf ops",
             ),
-            _check_capstone,
+            check_capstone,
             call='ex.check("08-capstone", train_fast, baseline=train_slow)',
         ),
     )

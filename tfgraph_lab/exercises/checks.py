@@ -3,16 +3,13 @@ baseline), measures it and returns :class:`~tfgraph_lab.exercises.feedback.Feedb
 
 from __future__ import annotations
 
-import math
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .feedback import Feedback
 from .measuring import (
-    FunctionUse,
     Measurement,
     _close,
     _eagerly,
@@ -129,66 +126,6 @@ def _check_square(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedback:
     return _graphs_check(ex, m, 1, target="three calls, one graph")
 
 
-def _check_speedup(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedback:
-    import tensorflow as tf
-
-    if not _is_tf_function(answer):
-        return Feedback(
-            ex.id,
-            False,
-            f"`{ex.answer}` is not a tf.function yet",
-            (("type", type(answer).__name__),),
-            ex.hints[0],
-        )
-    x = tf.reshape(tf.range(64, dtype=tf.float32) / 64.0, [8, 8])
-    m = measure(lambda: [answer(x) for _ in range(3)])
-    if m.error is not None:
-        return _error_feedback(ex, m.error, m)
-    eager = _eagerly(answer, x)
-    if not _close(m.value[-1], eager):
-        return Feedback(
-            ex.id,
-            False,
-            "graph and eager results differ",
-            (("graph", _short(m.value[-1])), ("eager", _short(eager))),
-            ex.hints[-1],
-        )
-    repeats = int(opts.get("repeats", 30))
-    graph_s = _best_time(lambda: answer(x), repeats)
-    eager_s = _best_time(lambda: _eagerly(answer, x), repeats)
-    speedup = eager_s / graph_s if graph_s > 0 else math.inf
-    rows = (
-        *_graph_rows(m),
-        ("cached graph call", f"{graph_s * 1e3:.2f} ms"),
-        ("eager call", f"{eager_s * 1e3:.2f} ms"),
-        ("speed-up", f"{speedup:.1f}×"),
-    )
-    if any(f.needed > 1 for f in m.functions):
-        return _graphs_check(ex, m, 1, target="one graph")
-    need = float(opts.get("min_speedup", 1.5))
-    if speedup < need:
-        return Feedback(
-            ex.id,
-            False,
-            f"graph mode is only {speedup:.1f}× faster (target {need}×)",
-            rows,
-            "keep the loop of small ops inside the tf.function: that is what the graph saves",
-        )
-    return Feedback(ex.id, True, f"the graph is {speedup:.1f}× faster than eager on these tiny ops", rows)
-
-
-def _best_time(fn: Callable[[], Any], repeats: int) -> float:
-    """Median of ``repeats`` timed calls (after one warm-up), in seconds."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    return times[len(times) // 2]
-
-
 def _check_count_calls(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedback:
     import tensorflow as tf
 
@@ -281,121 +218,44 @@ def _check_running_sum(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedb
     return fb
 
 
-def _check_capstone(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedback:
-    baseline = opts.get("baseline")
-    if not callable(answer) or not callable(baseline):
-        return Feedback(
-            ex.id,
-            False,
-            "call ex.check('08-capstone', train_fast, baseline=train_slow)",
-            (),
-            "both arguments are the plain Python training functions",
-        )
-    slow = measure(baseline)
-    if slow.error is not None:
-        fb = _error_feedback(ex, slow.error, slow)
-        return Feedback(ex.id, False, "the baseline " + fb.summary, fb.measured, "re-run the train_slow cell")
-    fast = measure(answer)
-    if fast.error is not None:
-        return _error_feedback(ex, fast.error, fast)
-    speedup = slow.seconds / fast.seconds if fast.seconds > 0 else math.inf
-    slow_traces = sum(f.traces for f in slow.functions)
-    fast_traces = sum(f.traces for f in fast.functions)
-    rows = (
-        ("train_slow", f"{slow.seconds:.2f} s, {slow_traces} traces"),
-        ("train_fast", f"{fast.seconds:.2f} s, {fast_traces} traces"),
-        *_graph_rows(fast),
-        ("speed-up", f"{speedup:.1f}×"),
-        ("final loss (slow → fast)", f"{_short(slow.value)} → {_short(fast.value)}"),
-    )
-    missing = sorted({_short_name(f) for f in slow.functions} - {_short_name(f) for f in fast.functions})
-    if missing:
-        return Feedback(
-            ex.id,
-            False,
-            f"{', '.join(missing)} no longer runs as a tf.function",
-            rows,
-            "eager mode beats a function that retraces on every call, but a graph that traces "
-            "once beats both: keep @tf.function and remove the causes of retracing",
-        )
-    bad = [f for f in fast.functions if f.needed > 1 or f.wasted]
-    if bad:
-        return Feedback(
-            ex.id, False, f"{len(bad)} function(s) still retrace", rows, ex.hints[0], _reason_details(fast)
-        )
-    if not fast.functions:
-        return Feedback(
-            ex.id,
-            False,
-            "train_fast calls no tf.function",
-            rows,
-            "the training step should stay a tf.function",
-        )
-    try:
-        worse = float(fast.value) > 1.25 * float(slow.value) + 1e-3 or not math.isfinite(float(fast.value))
-    except (TypeError, ValueError):
-        return Feedback(
-            ex.id,
-            False,
-            "train_fast should return the final loss as a number",
-            rows,
-            "end with `return float(loss)`",
-        )
-    if worse:
-        return Feedback(
-            ex.id,
-            False,
-            "no retraces, but the model learns worse",
-            rows,
-            "keep the learning-rate schedule and the warm-up: pass them as tensors",
-        )
-    # 1.5×, not more: the solution measured 1.9× on a loaded 2-core CI machine (TF 2.21).
-    need = float(opts.get("min_speedup", 1.5))
-    if slow_traces <= 1:
-        return Feedback(
-            ex.id,
-            None,
-            "train_slow did not retrace in this run, so the speed-up says nothing; is it still the original?",
-            rows,
-        )
-    if speedup < need:
-        return Feedback(
-            ex.id,
-            False,
-            f"no retraces, but only {speedup:.1f}× faster (target {need}×)",
-            rows,
-            "run the check again: timings on a busy machine vary",
-        )
-    return Feedback(ex.id, True, f"{slow_traces} traces → {fast_traces}, {speedup:.1f}× faster", rows)
+def check_prediction(guess: Any, measured: Any, function: str | None = None, *, what: str = "") -> Feedback:
+    """Grade a prediction against what a cell measured; the guess is stored with the verdict.
 
-
-def _short_name(use: FunctionUse) -> str:
-    return use.qualname.rsplit(".", 1)[-1]
-
-
-def check_prediction(guess: Any, report: Any, function: str | None = None) -> Feedback:
-    """Compare a predicted number of traces with a :class:`TraceReport` (e.g. from ``-v NAME``).
-
-    ``function`` names one function; without it the report's total over user functions is used.
+    ``measured`` is a :class:`TraceReport` (e.g. from ``%%tracewatch -v NAME``): the guess is
+    then a number of traces, of ``function`` or of all user functions. Or ``measured`` is the
+    measured value itself — a count (``fn.experimental_get_tracing_count()``), a bool, a
+    string — and ``what`` says what it is.
     """
-    label = function or "all functions"
+    is_report = hasattr(measured, "traces") and hasattr(measured, "function")
     if guess is None or guess is Ellipsis:
-        return Feedback("prediction", None, "write your guess first (a whole number), then run again")
-    if report is None or not hasattr(report, "traces"):
-        return Feedback("prediction", None, "run the %%tracewatch -v NAME cell above first")
-    actual = report.function(function).traces if function else report.traces
-    if not isinstance(guess, int) or isinstance(guess, bool):
-        return Feedback("prediction", False, f"a guess is a whole number, got {guess!r}")
-    rows = (("your guess", str(guess)), (f"traces measured ({label})", str(actual)))
+        return Feedback("prediction", None, "write your guess first, then run again")
+    if measured is None:
+        return Feedback("prediction", None, "run the cell that measures it first (the one above)")
+    if is_report:
+        actual: Any = measured.function(function).traces if function else measured.traces
+        label = f"traces measured ({function or 'all functions'})"
+    else:
+        actual = measured
+        label = what or "measured"
+    numeric = isinstance(actual, int) and not isinstance(actual, bool)
+    if numeric and (not isinstance(guess, int) or isinstance(guess, bool)):
+        return Feedback("prediction", False, f"a guess is a whole number here, got {guess!r}")
+    if isinstance(actual, bool) and not isinstance(guess, bool):
+        return Feedback("prediction", False, f"a guess is True or False here, got {guess!r}")
+    rows = (("your guess", str(guess)), (label, str(actual)))
+    _PREDICTIONS.append((label, guess, actual))
     if guess == actual:
         return Feedback("prediction", True, "right on", rows)
-    return Feedback(
-        "prediction",
-        False,
-        f"not quite: {actual}, not {guess}",
-        rows,
-        "read the report's graph cache: one line per graph, and why each one was traced",
+    hint = (
+        "read the report's graph cache: one line per graph, and why each one was traced"
+        if is_report
+        else "run the cell again with a %%tracewatch line on top to see why"
     )
+    return Feedback("prediction", False, f"not quite: {actual}, not {guess}", rows, hint)
+
+
+#: Every graded prediction of this session: (what was measured, the guess, the measured value).
+_PREDICTIONS: list[tuple[str, Any, Any]] = []
 
 
 def _error_feedback(ex: Exercise, error: BaseException, m: Measurement | None = None) -> Feedback:

@@ -49,12 +49,17 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
     """Toggle argument kinds, shapes and decorator options; watch traces and the graph cache.
 
     ``RetraceLab()`` traces the built-in ``model_step(x, training)``; ``RetraceLab(fn)`` traces
-    any ``fn(x, training=...)``. Controls are attributes (``lab.batch.value = 20``), buttons
+    any ``fn(x, training=...)``. ``settings`` presets the controls; ``goal`` is a task shown
+    under the title (lessons open each lab with one). Controls are attributes (``lab.batch.value = 20``), buttons
     too (``lab.call_button.click()``), so lessons and tests can drive the lab in code.
     """
 
     def __init__(
-        self, fn: Callable[..., Any] | None = None, settings: LabSettings | None = None, **kwargs: Any
+        self,
+        fn: Callable[..., Any] | None = None,
+        settings: LabSettings | None = None,
+        goal: str = "",
+        **kwargs: Any,
     ) -> None:
         self.session = LabSession(fn, settings)
         self.game = PredictionGame()
@@ -166,7 +171,9 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             style_tag() + f"<div class='tfgl-lab-title'>RetraceLab · <code>{name}</code></div>"
             "<div class='tfgl-lab-sub'>Change how the function is called, then call it: watch when "
             "TensorFlow traces a new graph, and why.</div>"
+            + (f"<div class='tfgl-lab-goal'><b>Goal:</b> {escape(goal)}</div>" if goal else "")
         )
+        self.goal = goal
         controls = W.VBox(
             [
                 _section("Arguments"),
@@ -380,4 +387,6 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             "(widgets did not render here: run it in JupyterLab, Notebook 7 or Voila)",
         ]
         lines += [f"  #{i} {row.signature}  hits {row.hits}" for i, row in enumerate(state.graphs)]
+        if self.goal:
+            lines.append(f"Goal: {self.goal}")
         return "\n".join(lines)

@@ -60,3 +60,56 @@ def test_each_exercise_appears_with_its_starter_and_check(exercise_id: str) -> N
     sources = [_source(c) for c in _cells(LESSONS[exercise.lesson])]
     assert exercise.starter.strip() in [s.strip() for s in sources]
     assert exercise.check_call in sources
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_every_lesson_grades_a_prediction_before_showing_it(path: Path) -> None:
+    """A guess cell (left empty for the learner), then the cell that measures, then the grade."""
+    sources = [_source(c) for c in _cells(path)]
+    graded = [i for i, s in enumerate(sources) if s.startswith("ex.check_prediction(")]
+    assert graded, "every lesson records at least one prediction"
+    for i in graded:
+        name = sources[i][len("ex.check_prediction(") :].split(",")[0]
+        guess_at = next(j for j, s in enumerate(sources) if s.startswith(f"{name} = None"))
+        assert guess_at < i - 1, f"{name}: the guess comes before the cell that measures it"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_labs_open_with_a_preset_and_a_goal(path: Path) -> None:
+    labs = [_source(c) for c in _cells(path) if "RetraceLab(" in _source(c)]
+    for source in labs:
+        assert "settings=LabSettings(" in source and "goal=" in source
+        assert "goal=''" not in source and 'goal=""' not in source
+
+
+def test_labs_differ_between_lessons() -> None:
+    labs = [_source(c) for p in LESSONS for c in _cells(p) if "RetraceLab(" in _source(c)]
+    assert len(labs) >= 4 and len(set(labs)) == len(labs)
+
+
+@pytest.mark.parametrize("stem", ["07_training_loop_clinic", "08_capstone"])
+def test_live_view_shows_the_time_spikes(stem: str) -> None:
+    sources = [_source(c) for c in _cells(ROOT / "lessons" / f"{stem}.ipynb")]
+    assert any("%%tracewatch --live" in s or "watch(live=True)" in s for s in sources)
+
+
+def test_answer_key_lives_outside_lessons_and_every_answer_was_right() -> None:
+    keys = sorted((ROOT / "docs" / "answer_key").glob("[0-9][0-9]_*.ipynb"))
+    assert [k.name for k in keys] == [p.name for p in LESSONS]
+    for key in keys:
+        cells = _cells(key)
+        last = json.dumps(cells[-1]["outputs"])
+        assert "predictions graded, all right" in last, key.name
+        outputs = json.dumps([c.get("outputs", []) for c in cells])
+        assert not re.search(r"/tmp/ipykernel|/root/|/home/\w|/work/", outputs), key.name
+        passed = [c for c in cells if _source(c).startswith("ex.check(")]
+        for cell in passed:
+            assert "✓" in json.dumps(cell["outputs"], ensure_ascii=False), f"{key.name}: a solution failed"
+
+
+def test_cheat_sheet_names_every_reason_code_and_links_lessons() -> None:
+    text = (ROOT / "lessons" / "CHEATSHEET.md").read_text(encoding="utf-8")
+    from tfgraph_lab.explain import CODES
+
+    for code in CODES:
+        assert f"`{code}`" in text, code

@@ -10,8 +10,9 @@ from tfgraph_lab.exercises import EXERCISES
 
 LAB = '''\
 try:                                   # the labs need ipywidgets; the lesson works without them
-    from tfgraph_lab.widgets import RetraceLab
-    lab = RetraceLab({args})
+    from tfgraph_lab.widgets import LabSettings, RetraceLab
+    lab = RetraceLab(settings=LabSettings({settings}),
+                     goal={goal!r})
 except Exception as exc:
     lab = None
     print("The interactive lab is not available here:", exc)
@@ -20,6 +21,33 @@ lab'''
 
 def setup(extra: str = "") -> Any:
     return code(SETUP.format(extra=extra))
+
+
+def lab(goal: str, **settings: Any) -> Any:
+    """A RetraceLab cell that opens with a preset (``LabSettings`` fields) and a goal."""
+    preset = ", ".join(f"{key}={value!r}" for key, value in settings.items())
+    return code(LAB.format(settings=preset, goal=goal))
+
+
+def guess(name: str, question: str, answer: Any) -> Any:
+    """The learner's prediction cell; ``answer`` is kept in the cell's metadata for the answer key."""
+    cell = code(f"{name} = None   # ✏️ your guess: {question}")
+    cell.metadata["tfgraph_lab"] = {"guess": name, "answer": repr(answer)}
+    return cell
+
+
+def grade(name: str, measured: str, function: str = "", what: str = "") -> Any:
+    """The cell that grades the guess ``name`` against what the cell above measured."""
+    extra = f", {function!r}" if function else ""
+    extra += f", what={what!r}" if what else ""
+    return code(f"ex.check_prediction({name}, {measured}{extra})")
+
+
+def starter(ex_id: str) -> Any:
+    """The exercise cell (the answer key swaps in the solution)."""
+    cell = code(EXERCISES[ex_id].starter)
+    cell.metadata["tfgraph_lab"] = {"exercise": ex_id}
+    return cell
 
 
 def exercise(ex_id: str, intro: str = "") -> list[Any]:
@@ -31,7 +59,7 @@ def exercise(ex_id: str, intro: str = "") -> list[Any]:
 
 Edit the cell below, run it, then run the check under it. The check *runs* your code under
 `tfgraph_lab.watch()` and measures it: it shows ✓ or ✗, what it measured, and a hint."""),
-        code(e.starter),
+        starter(ex_id),
         code(e.check_call),
         md(f"""Stuck? `ex.hint("{ex_id}")` gives a hint (run it again for the next one);
 `ex.solution("{ex_id}")` shows a worked solution — try the hints first."""),
@@ -54,11 +82,11 @@ what actually happened, understand why, fix it, and have the fix checked by meas
 | --- | --- | --- |
 | 00 | start here: the tools (`%%tracewatch`, labs, checks) | 15 min |
 | 01 | eager vs graph execution, AutoGraph, when the graph wins | 20 min |
-| 02 | tracing and the graph cache, side effects, concrete functions | 20 min |
+| 02 | tracing and the graph cache, side effects, stale closures and attributes, concrete functions | 25 min |
 | 03 | the Python-scalar trap: `training=True` then `False`, changing ints | 20 min |
 | 04 | shapes and dtypes: the smaller last batch, `input_signature`, `reduce_retracing` | 25 min |
-| 05 | variables inside a `tf.function` | 15 min |
-| 06 | objects, structures and re-created functions, stale closures | 25 min |
+| 05 | variables: created inside a `tf.function`, as arguments, a second optimizer | 20 min |
+| 06 | objects, structures and re-created functions | 20 min |
 | 07 | training-loop clinic: Keras `fit`, a custom loop, retrace budgets, monitoring | 25 min |
 | 08 | capstone: fix a slow training script | 25 min |
 
@@ -82,20 +110,19 @@ cell called: how often, how many graphs were **traced**, what each graph in the 
 and — for each retrace — *why* it happened and how to fix it.
 
 **Predict first:** `double` is called four times below. How many graphs will TensorFlow trace?
-Write your guess in the next cell, then run both."""),
+Write your guess in the next cell, then run it and the two cells after it."""),
         code("""\
 @tf.function
 def double(x):
-    return x * 2
-
-my_guess = None   # ✏️ your guess: how many traces will the next cell make?"""),
+    return x * 2"""),
+        guess("my_guess", "how many traces will the next cell make?", 3),
         code("""\
 %%tracewatch -v first_report
 double(tf.constant([1.0, 2.0]))
 double(tf.constant([3.0, 4.0]))        # same shape and dtype as the first call
 double(tf.constant([1.0, 2.0, 3.0]))   # a longer vector
 double(tf.constant([1, 2]))            # integers"""),
-        code("ex.check_prediction(my_guess, first_report, \"double\")"),
+        grade("my_guess", "first_report", "double"),
         md("""**Observe.** The report lists one line per graph in `double`'s cache. The first call
 traced (`first-trace`); the second call had the same *signature* — a float32 vector of length
 2 — so it reused that graph; the third (a new **shape**) and the fourth (a new **dtype**) each
@@ -107,7 +134,10 @@ print(first_report.traces_by_function())
 for event in first_report.retrace_events:
     for reason in event.reasons:
         print(f"{reason.code:15} {reason.argument}: {reason.before} → {reason.after}")"""),
-        md("""(Calls are numbered from 0 in the report: `call 2` is the third call.)
+        md("""The report numbers calls from 1, in the order the cell made them: `call #3` is the third
+call. Each reason comes with a suggested fix; which fix fits depends on the cause — for a
+*dtype* change, for instance, `reduce_retracing=True` does not help (it generalises shapes,
+not dtypes: lesson 04 measures it); feeding one dtype does.
 
 Other flags you will meet (`%%tracewatch?` shows them all):
 
@@ -130,8 +160,13 @@ print(w.report.headline())"""),
 The lab below calls a small model step `model_step(x, training)`. Change the controls —
 batch size, dtype, how the `training` flag is passed, the decorator options — and press
 *Call once* or *Run loop*. Turn on **Predict mode** to guess, before each call, whether it will
-trace. (The lab needs a live kernel; in a static preview you see a placeholder.)"""),
-        code(LAB.format(args="")),
+trace. (The lab needs a live kernel; in a static preview you see a placeholder.)
+
+It opens with predict mode's favourite question: the same call twice, then a new dtype."""),
+        lab(
+            "with Predict mode on, guess before each call: Call once, Call once again, then switch "
+            "the dtype to float64 and call. Which calls trace? Score 3 out of 3.",
+        ),
         *exercise("00-square", "A warm-up to see how the checks work."),
         md("""## What's next
 
@@ -197,10 +232,46 @@ a tensor, and fall back to plain Python when it is a Python value — which is w
         code("""\
 clip_and_sum_graph = tf.function(clip_and_sum)
 print(clip_and_sum_graph(tf.constant([0.5, 2.0, 0.25])).numpy())"""),
+        md("""## `range(n)` is unrolled, `tf.range(n)` is a loop
+
+A Python `for i in range(n)` runs *while tracing*: its body is copied into the graph `n`
+times, and `n` — a Python int — is part of the cache key. `for i in tf.range(n)` becomes one
+`tf.while_loop`: the graph stays the same size, and `n` can be a tensor.
+
+**Predict:** both functions are called with `n = 10` and then `n = 100`. How many graphs does
+`halve_unrolled` (Python `range`, `n` a Python int) trace in total?"""),
+        code("""\
+@tf.function
+def halve_unrolled(x, n):
+    for _ in range(n):              # Python loop: unrolled while tracing
+        x = x * 0.5 + 1.0
+    return x
+
+@tf.function
+def halve_loop(x, n):
+    for _ in tf.range(n):           # a tensor loop: AutoGraph makes it a tf.while_loop
+        x = x * 0.5 + 1.0
+    return x
+
+v = tf.ones([3])"""),
+        guess("unrolled_guess", "how many graphs for halve_unrolled with n = 10, then n = 100?", 2),
+        code("""\
+for n in (10, 100):
+    small_graph = halve_unrolled.get_concrete_function(v, n).graph
+    loop_graph = halve_loop.get_concrete_function(v, tf.constant(n)).graph
+    print(f"n = {n:3}: range → {len(small_graph.as_graph_def().node):3} nodes   "
+          f"tf.range → {len(loop_graph.as_graph_def().node)} nodes")
+print("graphs traced: halve_unrolled", halve_unrolled.experimental_get_tracing_count(),
+      "| halve_loop", halve_loop.experimental_get_tracing_count())"""),
+        grade("unrolled_guess", "halve_unrolled.experimental_get_tracing_count()", what="graphs traced"),
+        md("""**Explain.** The unrolled graph grows with `n` (4 nodes per step: TF 2.21 measures 42 nodes
+for 10 steps, 402 for 100) and every new `n` is a new trace; the `tf.range` graph has the same
+18 nodes for any `n`, traced once. Unroll short loops whose length is fixed (a few layers);
+use `tf.range` when the count is large or changes."""),
         md("""## When does the graph win? Measure it
 
-**Predict:** `many_small_ops` below applies 120 tiny ops to an 8×8 matrix. Will the graph be
-faster than eager? And for **one big matrix product**?
+**Predict:** `small_ops_graph` below applies 120 tiny ops to an 8×8 matrix. Will the graph be
+faster than eager? And for **one big matrix product** (`big_matmul`)?
 
 `%%tracewatch --compare-eager` runs the cell twice — once normally, once with
 `tf.config.run_functions_eagerly(True)` (every `tf.function` runs as plain Python) — and shows
@@ -231,16 +302,24 @@ for _ in range(10):
     big_matmul(big)"""),
         md("""**Explain.** With many small ops, the per-op Python overhead dominates: the graph runs
 them all in one call into the runtime, so it wins clearly. With one big op, almost all the
-time is spent *inside* the op, the same kernel either way: the graph barely helps. The graph
+time is spent *inside* the op, the same kernel either way: the graph barely helps, and the two
+times differ by a few percent either way from run to run. That difference is noise — these
+cells traced nothing (the report says 0 traces), so tracing cannot be what made one slower. The graph
 also wins by what it *enables* — optimisation, parallelism, export without Python — but only if
 it is traced rarely: a trace costs many cached calls (the report shows how many)."""),
-        *exercise("01-graph-speedup"),
+        *exercise(
+            "01-graph-speedup",
+            "In a real model you decide *where* a `tf.function` pays off — by measuring, not by habit.",
+        ),
         md("""## Recap
 
 * Eager is the default: op by op, easy to debug.
 * `@tf.function` traces Python once into a graph and caches it; AutoGraph turns tensor
   control flow into graph ops.
-* The graph wins when there are many small ops; it barely matters for one big op.
+* A Python `range` loop is unrolled into the graph (and its count is part of the key);
+  `tf.range` builds one loop of constant size.
+* The graph wins when there are many small ops; it barely matters for one big op: measure
+  before you decide.
 * Next, lesson **02**: what exactly is cached, and what happens to Python code in the function."""),
     ]
 
@@ -250,7 +329,8 @@ def lesson_02() -> list[Any]:
         md("""# 02 · Tracing and the graph cache
 
 **Goals:** the first call traces; later calls with the same *input signature* reuse the cached
-graph; Python side effects run only while tracing; concrete functions are the cached graphs."""),
+graph; Python side effects run only while tracing, and Python values read while tracing go
+stale; concrete functions are the cached graphs."""),
         setup(),
         md("""## Python runs only while tracing
 
@@ -304,9 +384,8 @@ How many traces will this cell make? (`my_guess` first, then run both cells.)"""
         code("""\
 @tf.function
 def mean_of(x, scale):
-    return tf.reduce_mean(x) * scale
-
-my_guess = None   # ✏️ your guess"""),
+    return tf.reduce_mean(x) * scale"""),
+        guess("my_guess", "how many traces will the next cell make?", 3),
         code("""\
 %%tracewatch -q -v report02
 mean_of(tf.ones([4]), 2.0)
@@ -314,9 +393,55 @@ mean_of(tf.zeros([4]), 2.0)
 mean_of(tf.ones([4]), tf.constant(2.0))
 mean_of(tf.ones([4]), tf.constant(3.0))
 mean_of(tf.ones([4]), 3.0)"""),
-        code("ex.check_prediction(my_guess, report02, \"mean_of\")"),
+        grade("my_guess", "report02", "mean_of"),
         md("""Then show the report (`report02`) to see why each call traced or not:"""),
         code("report02"),
+        md("""## Closures that go stale — without retracing
+
+Values the function reads from outside (globals, closures) are **not** part of the key. A
+Python value captured while tracing is baked into the graph, and changing it later does
+*not* retrace — the graph silently keeps the old value:"""),
+        code("""\
+threshold = 0.5
+
+@tf.function
+def clip(v):
+    return tf.minimum(v, threshold)      # threshold is read once, while tracing
+
+print(clip(tf.constant([0.2, 0.9])).numpy())
+threshold = 0.8                          # changed...
+print(clip(tf.constant([0.2, 0.9])).numpy(), "← still clipped at 0.5: the graph is stale")
+print("traces:", clip.experimental_get_tracing_count())"""),
+        md("""No report can show a retrace here — there was none. Cure: pass changing values as arguments
+(tensors), or keep them in a `tf.Variable`, which the graph reads on every call.
+
+## Attributes of an object passed in go stale too
+
+An ordinary Python object passed as an argument is keyed by its **identity** (TF 2.21 holds a
+weak reference to it), not by its attributes. Change an attribute and call again with the
+same object: the cache hits, and the graph still uses the value it saw while tracing.
+
+**Predict:** after `settings.scale = 5.0`, does the second call return 2s or 5s?"""),
+        code("""\
+class Settings:
+    def __init__(self):
+        self.scale = 2.0
+
+@tf.function
+def apply_settings(settings, v):
+    return v * settings.scale                # read once, while tracing
+
+settings = Settings()
+print(apply_settings(settings, tf.ones([3])).numpy())
+settings.scale = 5.0"""),
+        guess("attribute_guess", "the first element of apply_settings(settings, tf.ones([3])) now: 2.0 or 5.0?", 2.0),
+        code("""\
+second = apply_settings(settings, tf.ones([3]))
+print(second.numpy(), "traces:", apply_settings.experimental_get_tracing_count())"""),
+        grade("attribute_guess", "float(second[0])", what="first element"),
+        md("""Stale, and no retrace to see. Cure: keep changing state in `tf.Variable`s (a `tf.Module`
+or Keras layer tracks them) — the graph reads a Variable on every call — or pass the value as a
+tensor argument."""),
         *exercise("02-count-calls"),
         md("""## Recap
 
@@ -324,6 +449,8 @@ mean_of(tf.ones([4]), 3.0)"""),
 * Python side effects (print, appending to a list, incrementing a Python counter) run only
   while tracing; TF ops (`tf.print`, `Variable.assign_add`) run on every call.
 * `get_concrete_function(tf.TensorSpec([None], ...))` pre-builds one graph for all sizes.
+* Globals, closures and attributes of objects passed in are read while tracing and are not in
+  the key: change them and the graph silently keeps the old value — no retrace, no warning.
 * Next, lesson **03**: the most common source of retracing — Python scalars."""),
     ]
 
@@ -338,7 +465,7 @@ against eager mode, and cure it by passing tensors and branching with `tf.cond`.
         setup(),
         md("""## `training=True`, then `False`
 
-**Predict:** how many graphs does `layer` trace for the two calls?"""),
+**Predict:** how many graphs does `layer` trace for the three calls below?"""),
         code("""\
 @tf.function
 def layer(x, training):
@@ -347,11 +474,13 @@ def layer(x, training):
     return x * 2.0
 
 x = tf.ones([4, 8])"""),
+        guess("flag_guess", "how many graphs for layer(x, True), layer(x, True), layer(x, False)?", 2),
         code("""\
-%%tracewatch
+%%tracewatch -v flag_report
 layer(x, True)
 layer(x, True)
 out = layer(x, False)"""),
+        grade("flag_guess", "flag_report", "layer"),
         md("""**Explain.** A Python value is part of the cache key, so each value gets its own graph:
 `python-value-changed training: True → False`. For a mode flag with two values that is usually
 acceptable (Keras does the same). It becomes a trap when the value keeps changing.
@@ -372,17 +501,24 @@ with tfgraph_lab.watch() as w:
         scaled(x, step * 0.5)            # a new Python float every time
 print("tracing count:", scaled.experimental_get_tracing_count())
 print("TensorFlow warned", len(w.report.warnings), "times; the first warning reads:")
-print(w.report.warnings[0][:200], "…")"""),
+print(w.report.warnings[0])"""),
         md("""Now call it with 8 more new values. **Predict:** does TensorFlow warn again?"""),
         code("""\
 with tfgraph_lab.watch() as w:
     for step in range(8, 16):
         scaled(x, step * 0.5)
 print("tracing count:", scaled.experimental_get_tracing_count(), "| new warnings:", len(w.report.warnings))"""),
-        md("""That is TensorFlow's only signal: *"…triggered tf.function retracing. Tracing is expensive
-and the excessive number of tracings could be due to…"* — no argument, no value. It fires only when 5 of the last ~10 calls traced, at most twice per
-function — the second loop traced 8 more graphs in silence. `%%tracewatch` names the argument
-and the values on every retrace instead.
+        md("""That is TensorFlow's only signal. Its text (TF 2.21, `polymorphic_function.py`) is
+*"5 out of the last 5 calls to &lt;function scaled at 0x…&gt; triggered tf.function retracing.
+Tracing is expensive and the excessive number of tracings could be due to (1) creating
+@tf.function repeatedly in a loop, (2) passing tensors with different shapes, (3) passing Python
+objects instead of tensors. …"* — no argument, no value. TensorFlow keeps a window of the last
+10 calls (`FREQUENT_TRACING_WARNING_MAX_CALL_HISTORY = 10`) and warns when 5 of them traced
+(`FREQUENT_TRACING_WARNING_THRESHOLD = 5`), at most twice
+(`FREQUENT_TRACING_WARNING_MAX_WARNING_PER_DETECTOR = 2`) per Python function — per code
+object, so a re-created `tf.function` of the same code shares the two warnings. The second loop
+traced 8 more graphs in silence. `%%tracewatch` names the argument and the values on every
+retrace instead.
 
 ## Retracing can be slower than no graph at all
 
@@ -419,11 +555,46 @@ out = layer_fixed(x, tf.constant(False))"""),
         code("""\
 print("scaled_fixed:", scaled_fixed.experimental_get_tracing_count(),
       " layer_fixed:", layer_fixed.experimental_get_tracing_count())"""),
+        md("""## A flag and an `input_signature`
+
+An `input_signature` fixes every argument to a `tf.TensorSpec` — there is no spec for "a
+Python bool". Leave the flag out of the signature with a Python default, and a call that
+passes it fails: TensorFlow binds `training` to the literal default."""),
+        code("""\
+@tf.function(input_signature=[tf.TensorSpec([None, 8], tf.float32)])
+def forward(x, training=False):
+    return x * 0.5 if training else x
+
+forward(x)                      # fine: training is the default False
+forward(x, training=True)       # TypeError: Can not cast True to Literal[False]""", "raises-exception"),
+        md("""Two ways out: put the flag in the signature as a bool **tensor** (Python `True`/`False` are
+converted; AutoGraph turns `if training:` into `tf.cond`, one graph for both modes), or give
+each mode its own `tf.function` with its own signature (two graphs, each fixed)."""),
+        code("""\
+@tf.function(input_signature=[tf.TensorSpec([None, 8], tf.float32), tf.TensorSpec([], tf.bool)])
+def forward_flag(x, training):
+    if training:                 # a bool tensor: AutoGraph makes this a tf.cond
+        return x * 0.5
+    return x
+
+spec = [tf.TensorSpec([None, 8], tf.float32)]
+def forward_plain(x, training):
+    return x * 0.5 if training else x
+forward_train = tf.function(lambda x: forward_plain(x, True), input_signature=spec)
+forward_eval = tf.function(lambda x: forward_plain(x, False), input_signature=spec)
+
+print(forward_flag(x, True)[0, 0].numpy(), forward_flag(x, False)[0, 0].numpy(),
+      "| graphs:", forward_flag.experimental_get_tracing_count())
+print(forward_train(x)[0, 0].numpy(), forward_eval(x)[0, 0].numpy())"""),
         md("""## Try it in the lab
 
-Set *flag passed as* to a Python bool, press *Call once*, untick *training*, call again; then
-switch the flag to a tensor and repeat. Use **Predict mode** to test yourself."""),
-        code(LAB.format(args="")),
+The lab opens with the flag passed as a Python bool. Press *Call once*, untick *training*,
+call again; then switch the flag to a tensor and repeat. Use **Predict mode** to test yourself."""),
+        lab(
+            "flip training True → False → True with one graph in the cache: find the setting "
+            "of 'flag passed as' that gets there (Reset cache between tries).",
+            flag="python-bool",
+        ),
         *exercise("03-scalar-trap"),
         md("""## Recap
 
@@ -431,6 +602,8 @@ switch the flag to a tensor and repeat. Use **Predict mode** to test yourself.""
 * A flag with two values → two graphs (often fine); a number that changes → a graph per value.
 * TensorFlow's warning is vague and rate-limited; `%%tracewatch` names the argument.
 * Cure: pass `tf.constant(...)` (or a `tf.Variable`), branch with `tf.cond`.
+* An `input_signature` takes tensors only: a Python flag goes in as a bool tensor, or each
+  mode gets its own `tf.function`.
 * Next, lesson **04**: shapes and dtypes."""),
     ]
 
@@ -446,7 +619,7 @@ with `input_signature` and `tf.TensorSpec([None, 128])`, `reduce_retracing=True`
         md("""## The smaller last batch
 
 100 examples of 128 features, in batches of 32: three batches of 32 and **a last batch of 4**.
-**Predict:** how many graphs does `encode` trace over one epoch?"""),
+**Predict:** how many graphs does `encode` trace over **three** epochs?"""),
         code("""\
 features = tf.reshape(tf.range(100 * 128, dtype=tf.float32) % 13.0, [100, 128])
 weights = tf.ones([128, 16]) / 128.0
@@ -456,15 +629,24 @@ print([batch.shape[0] for batch in dataset])
 @tf.function
 def encode(batch):
     return tf.nn.relu(tf.matmul(tf.cast(batch, tf.float32), weights))"""),
+        guess("epochs_guess", "how many graphs for 3 epochs of batches 32, 32, 32, 4?", 2),
+        code("""\
+%%tracewatch -v epochs_report
+for epoch in range(3):
+    for batch in dataset:
+        encode(batch)"""),
+        grade("epochs_guess", "epochs_report", "encode"),
+        md("""**Explain.** A tensor's shape is part of the cache key: `(32, 128)` and `(4, 128)` are
+different signatures (`shape-changed`). The last batch's graph stays in the cache, so later
+epochs reuse it: one extra graph **in total**, not per epoch (per epoch only when something else
+changes every epoch too, like the Python learning rate of lesson 07). It grows with every
+*new* batch size: variable-length inputs, evaluation with another batch size.
+
+The dtype is part of the key as well. NumPy's default is float64:"""),
         code("""\
 %%tracewatch
-for batch in dataset:
-    encode(batch)
 out = encode(features.numpy().astype("float64")[:32])    # NumPy float64, as NumPy likes it"""),
-        md("""**Explain.** A tensor's shape and dtype are part of the cache key: `(32, 128)` and
-`(4, 128)` are different signatures (`shape-changed`), and so is float64 (`dtype-changed`).
-In a real epoch loop that is one extra graph per epoch for the last batch — and many more
-if batch sizes vary (variable-length inputs, evaluation with another batch size).
+        md("""`dtype-changed`: a third graph, for float64.
 
 ## Cure 1: an `input_signature` with `None`
 
@@ -486,7 +668,7 @@ print("tracing count:", encode_any_batch.experimental_get_tracing_count())"""),
 
 Without writing a signature, `reduce_retracing=True` lets TensorFlow generalise: after a
 second shape, it traces one graph with `None` where the shapes differed, and later shapes
-reuse it."""),
+reuse it. It generalises *shapes* only."""),
         code("""\
 @tf.function(reduce_retracing=True)
 def encode_relaxed(batch):
@@ -496,6 +678,21 @@ for size in (32, 4, 17, 8, 25):
     encode_relaxed(features[:size])
 print("tracing count:", encode_relaxed.experimental_get_tracing_count())"""),
         code("print(encode_relaxed.pretty_printed_concrete_signatures())   # the second graph takes (None, 128)"),
+        md("""**Predict:** with `reduce_retracing=True`, how many graphs for the same vector in four
+dtypes (float32, float64, int32, float16)?"""),
+        guess("dtype_guess", "graphs for four dtypes under reduce_retracing=True?", 4),
+        code("""\
+@tf.function(reduce_retracing=True)
+def twice(v):
+    return v * 2
+
+for dtype in (tf.float32, tf.float64, tf.int32, tf.float16):
+    twice(tf.ones([4], dtype))
+print("graphs:", twice.experimental_get_tracing_count())"""),
+        grade("dtype_guess", "twice.experimental_get_tracing_count()", what="graphs traced"),
+        md("""A dtype has no "any dtype" to generalise to: `reduce_retracing` does not help with a dtype
+change. The cure is to feed one dtype (`tf.cast`, `np.float32`) or to declare it in an
+`input_signature`, which converts what it can."""),
         md("""## Cure 3: `drop_remainder=True`
 
 If dropping a few examples per epoch is acceptable (training on shuffled data usually is),
@@ -521,15 +718,22 @@ def batch_mean(batch):
 print(batch_mean(features[:10]).shape)"""),
         md("""## Try it in the lab
 
-Move the *batch size* slider and press *Call once* after each move; then tick *input_signature
-with None dims* or *reduce_retracing=True*, and run the loop with a partial last batch."""),
-        code(LAB.format(args="")),
+The lab opens with the flag already a tensor, so only shapes matter. Move the *batch size*
+slider and press *Call once* after each move; then tick *input_signature with None dims* or
+*reduce_retracing=True*, and run the loop with a partial last batch."""),
+        lab(
+            "make the trace counter stop at 1 while the batch size changes: call with batch sizes "
+            "32, 20 and 7, and run the loop with a partial last batch — one trace in all.",
+            flag="tensor",
+            batch=32,
+        ),
         *exercise("04-shapes"),
         md("""## Recap
 
 * Shape and dtype are part of the key: the smaller last batch and float64 NumPy arrays retrace.
 * `input_signature=[tf.TensorSpec([None, 128], tf.float32)]`: one graph, a contract.
-* `reduce_retracing=True`: TensorFlow generalises after the second shape.
+* `reduce_retracing=True`: TensorFlow generalises after the second shape (not dtypes).
+* The last batch costs one extra graph in total; it is cached for later epochs.
 * `drop_remainder=True`: every batch the same shape.
 * Next, lesson **05**: variables."""),
     ]

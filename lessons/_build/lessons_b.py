@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lessons_a import LAB, exercise, setup
+from lessons_a import exercise, grade, guess, lab, setup, starter
 from nbtools import code, md
 
 from tfgraph_lab.exercises import EXERCISES
@@ -16,7 +16,8 @@ def lesson_05() -> list[Any]:
 
 **Goals:** see what happens when a `tf.Variable` is created inside a `tf.function` (the error,
 and the lazy-initialisation exception); cure it by creating variables in `__init__`/`build`, in
-a `tf.Module` or a Keras layer."""),
+a `tf.Module` or a Keras layer; know what of a Variable argument is part of the cache key; and
+meet the same error when a second optimizer reaches one `tf.function`."""),
         setup(),
         md("""## A Variable created on every call
 
@@ -98,11 +99,10 @@ def apply_scale(x):
 for _ in range(3):
     apply_scale(tf.ones([2, 4]))
 print("traces:", apply_scale.experimental_get_tracing_count())"""),
-        md("""## Variables as arguments do not retrace
+        md("""## Variables as arguments: the value is not in the key
 
-A variable's **value** is not part of the cache key — only its dtype and shape. That makes a
-`tf.Variable` the right container for values that change between calls, such as a learning
-rate you decay:"""),
+A variable's **value** is not part of the cache key. That makes a `tf.Variable` the right
+container for values that change between calls, such as a learning rate you decay:"""),
         code("""\
 lr = tf.Variable(0.1)
 
@@ -114,11 +114,64 @@ for epoch in range(4):
     step_size(tf.ones([3]), lr)
     lr.assign(lr * 0.5)                 # a new value, the same graph
 print("traces:", step_size.experimental_get_tracing_count(), "lr now:", round(float(lr.numpy()), 4))"""),
+        md("""What *is* in the key for a Variable argument? TF 2.21's `ResourceVariable.__tf_tracing_type__`
+returns a `VariableSpec(shape, dtype, trainable, alias_id)`: the shape, the dtype, whether it is
+trainable, and the **aliasing** pattern — whether two arguments are the same variable.
+
+**Predict:** how many graphs does `add` trace for the four calls below?"""),
+        code("""\
+@tf.function
+def add(a, b):
+    return a + b
+
+v1, v2 = tf.Variable(1.0), tf.Variable(2.0)"""),
+        guess("variable_guess", "graphs for add(v1, v2), add(v2, v1), add(v1, v1), add(frozen, v2)?", 3),
+        code("""\
+%%tracewatch -v variable_report
+add(v1, v2)                                 # two distinct float32 scalars
+add(v2, v1)                                 # swapped: still two distinct ones — cached
+add(v1, v1)                                 # the same variable twice: a new aliasing pattern
+add(tf.Variable(3.0, trainable=False), v2)  # not trainable: a new key"""),
+        grade("variable_guess", "variable_report", "add"),
+        md("""## A second optimizer meets one `tf.function`
+
+The same rule — variables may only be created on the first call — bites in training code. A
+Keras optimizer creates its slot variables (Adam's moments) the first time it applies
+gradients. Pass a *second* optimizer to a `tf.function` that already traced with the first,
+and the new trace creates variables on a later call:"""),
+        code("""\
+opt1 = keras.optimizers.Adam(learning_rate=1e-2)
+opt2 = keras.optimizers.Adam(learning_rate=1e-3)
+w = tf.Variable(2.0)
+
+@tf.function
+def train_step(w, x, y, optimizer):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.square(w * x - y))
+    optimizer.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+
+train_step(w, tf.constant([-1.0]), tf.constant([2.0]), opt1)   # creates opt1's variables: fine
+train_step(w, tf.constant([-1.0]), tf.constant([2.0]), opt2)   # ValueError: singleton tf.Variables""", "raises-exception"),
+        md("""The error is *"tf.function only supports singleton tf.Variables created on the first call"*;
+a second Keras model whose layers are built lazily inside the function raises the same. Cures:
+build the optimizer's variables before its first call (`opt.build(variables)`), or give each
+model/optimizer pair its own `tf.function` (make the step a method of an object that owns
+them, or create the `tf.function` per pair)."""),
+        md("""(`opt2` is now half-built by the failed trace: start again from a fresh optimizer.)"""),
+        code("""\
+opt3 = keras.optimizers.Adam(learning_rate=1e-3)
+opt3.build([w])                                                 # its variables, created eagerly
+train_step(w, tf.constant([-1.0]), tf.constant([2.0]), opt3)   # a new object: one retrace, no error
+print("traces:", train_step.experimental_get_tracing_count(), "(2 for opt1's first call, 1 for opt3)")"""),
         md("""## Try it in the lab
 
-Tick *create a tf.Variable inside (anti-pattern)* and press *Call once*: the lab shows the
-same error. Untick it and call again."""),
-        code(LAB.format(args="")),
+The lab opens with *create a tf.Variable inside (anti-pattern)* ticked: press *Call once* and
+it shows the same error."""),
+        lab(
+            "get from the error to a working call that traces once, and explain in one sentence "
+            "what the change did.",
+            variable_inside=True,
+        ),
         *exercise("05-variables"),
         md("""## Recap
 
@@ -126,6 +179,9 @@ same error. Untick it and call again."""),
 * Creating it lazily on the first call works, with one extra one-off trace.
 * Cure: create variables outside the function — `__init__`, a Keras `build`, a `tf.Module` —
   and `assign` to them inside. Variables are also how to pass changing values without retracing.
+* A Variable argument is keyed by shape, dtype, `trainable` and aliasing — not by its value.
+* A second optimizer (or lazily built model) in one `tf.function` hits the same error: build
+  its variables first, or use one `tf.function` per model/optimizer pair.
 * Next, lesson **06**: Python objects, containers and re-created functions."""),
     ]
 
@@ -135,8 +191,8 @@ def lesson_06() -> list[Any]:
         md("""# 06 · Objects, structures and re-created functions
 
 **Goals:** know how lists, dicts and dataclasses enter the cache key; spot a `tf.function`
-re-created in a loop or a re-run cell; understand methods per instance; and see closures that
-go stale *without* retracing."""),
+re-created in a loop or a re-run cell; understand methods per instance. (Closures and object
+attributes that go stale *without* retracing are in lesson 02.)"""),
         setup("import dataclasses"),
         md("""## Lists and dicts: the structure is part of the key
 
@@ -152,14 +208,16 @@ def weighted(batch):
     return batch["x"] * batch["w"]
 
 x = tf.ones([3])"""),
+        guess("structure_guess", "how many graphs in total for `total` and `weighted` together?", 4),
         code("""\
-%%tracewatch
+%%tracewatch -v structure_report
 total([x, x])
 total([x, x])            # same structure: cached
 total([x, x, x])         # a longer list: structure-changed
 weighted({"x": x, "w": tf.constant(2.0)})
 weighted({"w": tf.constant(5.0), "x": x})   # other values, other order: cached
 weighted({"x": x, "w": 2.0})                 # a Python float inside the dict: retrace"""),
+        grade("structure_guess", "structure_report"),
         md("""## Dataclasses and other objects
 
 A mutable dataclass cannot be a cache key at all: TensorFlow raises a `TypeError`."""),
@@ -173,18 +231,28 @@ def apply_config(x, cfg):
     return x * cfg.scale
 
 apply_config(x, Config(2.0))""", "raises-exception"),
-        md("""A frozen (hashable) dataclass works — but the object itself becomes part of the key, so each
-*new* object means a new graph, and the values inside are baked in like Python scalars:"""),
+        md("""A frozen (hashable) dataclass works. TensorFlow keys it by its hash and `==`, holding it
+through a weak reference: a *new but equal* object reuses the graph while the first object is
+alive; a changed value is a new key — and the values inside are baked into the graph like
+Python scalars.
+
+**Predict:** how many graphs for the four calls below?"""),
         code("""\
 @dataclasses.dataclass(frozen=True)
 class FrozenConfig:
     scale: float
 
-cfg = FrozenConfig(2.0)
+cfg = FrozenConfig(2.0)"""),
+        guess("frozen_guess", "graphs for cfg, cfg, FrozenConfig(2.0), FrozenConfig(3.0)?", 2),
+        code("""\
+%%tracewatch -v frozen_report
 apply_config(x, cfg)
 apply_config(x, cfg)                   # the same object: cached
-apply_config(x, FrozenConfig(3.0))     # a new object: traced
-print("traces:", apply_config.experimental_get_tracing_count())"""),
+apply_config(x, FrozenConfig(2.0))     # a new object, equal to cfg: cached
+apply_config(x, FrozenConfig(3.0))     # a different value: traced"""),
+        grade("frozen_guess", "frozen_report", "apply_config"),
+        md("""(The cache entry lives as long as the object it was traced for: once `cfg` is garbage
+collected, an equal new object traces again — the report calls that `object-changed`.)"""),
         md("""Cure: pass the *values* as tensors (`apply_config(x, tf.constant(cfg.scale))`), or keep them
 in `tf.Variable`s on a `tf.Module`.
 
@@ -216,35 +284,17 @@ class Doubler(tf.Module):
 a, b = Doubler(), Doubler()
 a(x); a(x); b(x)
 print("a:", a.__call__.experimental_get_tracing_count(), " b:", b.__call__.experimental_get_tracing_count())"""),
-        md("""That is expected: create the model once, not one instance per batch.
-
-## Closures that go stale — without retracing
-
-Values the function reads from outside (globals, closures) are **not** part of the key. A
-Python value captured while tracing is baked into the graph, and changing it later does
-*not* retrace — the graph silently keeps the old value:"""),
-        code("""\
-threshold = 0.5
-
-@tf.function
-def clip(v):
-    return tf.minimum(v, threshold)      # threshold is read once, while tracing
-
-print(clip(tf.constant([0.2, 0.9])).numpy())
-threshold = 0.8                          # changed...
-print(clip(tf.constant([0.2, 0.9])).numpy(), "← still clipped at 0.5: the graph is stale")
-print("traces:", clip.experimental_get_tracing_count())"""),
-        md("""No report can show a retrace here — there was none. Cure: pass changing values as arguments
-(tensors), or keep them in a `tf.Variable`, which the graph reads on every call."""),
+        md("""That is expected: create the model once, not one instance per batch."""),
         *exercise("06-objects"),
         md("""## Recap
 
 * Containers: structure and items are part of the key; a dict of tensors with the same keys
   shares one graph.
-* Mutable dataclasses are rejected; frozen ones retrace per object.
+* Mutable dataclasses are rejected; frozen ones are keyed by value (equal objects share a
+  graph while the first is alive; a changed value retraces).
 * A `tf.function` created in a loop or a re-run cell traces again: create it once.
 * Methods have one cache per instance.
-* Captured Python values go stale *without* retracing: pass tensors or use variables.
+* Captured values and attributes of identity-keyed objects go stale without retracing (lesson 02).
 * Next, lesson **07**: a whole training loop."""),
     ]
 
@@ -278,18 +328,35 @@ itself, so `fit` does not retrace for the last batch. Custom training loops are 
 retracing hides. (`model.predict` uses `reduce_retracing=True`, so a new batch size costs at
 most one extra trace.)
 
+**On a GPU, one more compile.** `compile(jit_compile="auto")` — Keras 3's default — turns XLA
+on when the TensorFlow backend sees a GPU (or another non-CPU device) and every layer supports
+it (Keras 3.15 `Trainer._resolve_auto_jit_compile`); on a CPU-only machine like this one it is
+off. XLA compiles once per concrete input shape even where TensorFlow does not retrace: on a
+GPU, the last batch's shape costs an XLA compilation — once, as it is cached too.
+
 ## A custom loop: diagnose
 
 Below is a typical first custom loop — the ✏️ exercise cell you will fix later. Run it, then
 watch it train:"""),
-        code(e.starter),
+        starter(e.id),
         code("""\
 %%tracewatch
 train_model()"""),
         md("""**Observe.** `train_step` traced for the smaller last batch (`shape-changed x`) and again
-for every new learning rate (`python-value-changed lr`) — 2 graphs per epoch.
+for every new learning rate (`python-value-changed lr`) — 2 graphs per epoch, because the
+Python learning rate changes every epoch: each new `lr` needs a graph for the full batches
+and one for the last batch.
 
-## Guard the loop with a retrace budget
+**Predict:** `train_model(epochs=4)` again, under the live view: how many graphs does
+`train_step` trace this time? (Hint: it is a new model and a new `tf.function` each run.)"""),
+        guess("loop_guess", "how many traces of train_step for a fresh train_model(epochs=4)?", 8),
+        md("""`--live` draws the calls as they happen: each trace is a spike in the time per call,
+tens of milliseconds against a fraction of a millisecond for a cached call."""),
+        code("""\
+%%tracewatch --live -v loop_report
+train_model(epochs=4)"""),
+        grade("loop_guess", "loop_report", "train_step"),
+        md("""## Guard the loop with a retrace budget
 
 A budget turns retracing into a failure you cannot miss — in a notebook, or in CI with
 `tfgraph_lab.watch(max_traces=...)`. `--max-traces train_step=1` allows `train_step` one trace.
@@ -304,9 +371,10 @@ the fix it passes quietly. Then run the check:"""),
 
 ## Keep watching: monitoring
 
-TensorFlow's own warning (*"…triggered tf.function retracing. Tracing is expensive…"*) fires
-only after 5 traces in the last ~10 calls, at most twice per function, and disappears entirely
-when the TensorFlow logger is set to `ERROR` (a common way to silence TF's noise). Instead:
+TensorFlow's own warning (*"5 out of the last 5 calls to … triggered tf.function retracing.
+Tracing is expensive…"*) fires only when 5 of its window of the last 10 calls traced, at most
+twice per Python function (lesson 03), and disappears entirely when the TensorFlow logger is set
+to `ERROR` (a common way to silence TF's noise). Instead:
 
 * `%tracewatch on` watches every following cell and shows a short notice under any cell that
   retraced (`%tracewatch off` stops it);
@@ -320,13 +388,20 @@ def loss_at(x, temperature):
 
 for t in (1.0, 2.0, 3.0):
     loss_at(X, t)                      # a Python float per call: the notice shows up below"""),
+        md("""Now switch to tensors. The *first* tensor call shows a notice too: a tensor where the cached
+graphs took Python floats is a new kind of argument (`type-changed`) — expected, once. Further
+tensor values then reuse that graph, with no notice:"""),
         code("""\
-for t in (1.0, 2.0, 3.0):
-    loss_at(X, tf.constant(t))         # tensors: no notice"""),
+loss_at(X, tf.constant(1.0))           # the first tensor after Python floats: one trace, expected"""),
+        code("""\
+for t in (2.0, 3.0, 4.0):
+    loss_at(X, tf.constant(t))         # more tensor values: no retrace, no notice"""),
         code("%tracewatch off"),
         md("""## Recap
 
-* `%%tracewatch --all` shows Keras' internal functions; `fit` copes with the last batch.
+* `%%tracewatch --all` shows Keras' internal functions; `fit` does not retrace for the last
+  batch (on a GPU, `jit_compile="auto"` turns XLA on, which compiles once more for its shape).
+* `--live` shows each trace as a spike in the time per call, while the loop runs.
 * In a custom loop, the learning rate and the last batch are the classic retrace causes:
   a `tf.Variable` and an `input_signature` (or `drop_remainder=True`) fix them.
 * A budget (`--max-traces train_step=1`, or `watch(max_traces=...)` in tests) keeps them fixed.
@@ -348,7 +423,7 @@ the speed-up.
 
 Everything from lessons 01–07 applies. Work like a clinician: observe, name each cause from
 the report, fix one at a time, re-measure."""),
-        setup("import keras"),
+        setup("import keras\nimport tfgraph_lab"),
         md("The patient (do not edit this cell — the checker uses it as the baseline):"),
         code(slow),
         md("""## Observe
@@ -359,6 +434,13 @@ reason."""),
         code("""\
 %%tracewatch
 train_slow()"""),
+        md("""**Predict:** how many graphs does `train_slow()` trace? Then watch it live: each spike in
+the time per call is a trace."""),
+        guess("capstone_guess", "how many traces does one train_slow() make, all functions together?", 16),
+        code("""\
+with tfgraph_lab.watch(live=True) as w:
+    train_slow()"""),
+        grade("capstone_guess", "w.report"),
         md("""**Predict:** would this script be faster with no graphs at all? Measure it:"""),
         code("""\
 %%tracewatch -q -v slow_report --compare-eager
@@ -375,7 +457,7 @@ mean "remove `@tf.function`": the checker requires your `train_step` to stay a
 The cell below starts as a copy of `train_slow`. Remove every cause of retracing without
 changing what is computed: the learning-rate schedule and the warm-up must stay. Re-run
 `%%tracewatch` on `train_fast()` after each change."""),
-        code(e.starter),
+        starter(e.id),
         code("""\
 %%tracewatch
 train_fast()"""),
@@ -388,13 +470,15 @@ train_fast()"""),
 
 TensorFlow 2 runs eagerly by default; `@tf.function` turns Python into a cached graph for
 speed. Each new input signature — a changed Python scalar (`training=True` then `False`), a new
-tensor shape (the smaller last batch) or dtype, a new Python object, a `tf.Variable` created
-inside the function, a `tf.function` re-created in a loop — triggers a new trace. Tracing is
-expensive, and frequent retracing can make code slower than eager mode, with only a vague
-warning. The cures: pass tensors instead of changing Python scalars (branch with `tf.cond`),
-give an `input_signature` with `tf.TensorSpec([None, 128])` for varying shapes (or
-`reduce_retracing=True`), create variables outside the function — and watch for retracing
-(`%%tracewatch`, `--max-traces`, `%tracewatch on`)."""),
+tensor shape (the smaller last batch) or dtype, a new Python object — triggers a new trace, and
+so does a `tf.function` re-created in a loop; a `tf.Variable` created inside the function fails
+unless it is created once, on the first call. Tracing is expensive, and frequent retracing can
+make code slower than eager mode, with only a vague, rate-limited warning. Values read while
+tracing (globals, attributes) go stale without any retrace. The cures: pass tensors instead of
+changing Python scalars (branch with `tf.cond`), give an `input_signature` with
+`tf.TensorSpec([None, 128])` for varying shapes (or `reduce_retracing=True`, shapes only),
+create variables outside the function — and watch for retracing (`%%tracewatch`, `--live`,
+`--max-traces`, `%tracewatch on`). The [cheat sheet](CHEATSHEET.md) sums it up on one page."""),
     ]
 
 

@@ -1,0 +1,215 @@
+"""The facts the lessons teach, checked against the installed TensorFlow (measured on 2.21).
+
+Each test holds one sentence of a lesson (named in its docstring); when a TF release changes
+the behaviour, the test names the lesson text to revise. Trace counts come from TF's own
+``experimental_get_tracing_count()``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+from typing import Any
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+
+def count(fn: Any) -> int:
+    return int(fn.experimental_get_tracing_count())
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    scale: float
+
+
+def test_frozen_dataclass_is_keyed_by_value_while_alive() -> None:
+    """06: an equal new object reuses the graph while the first is alive; a new value retraces."""
+
+    @tf.function
+    def apply(x: Any, cfg: Any) -> Any:
+        return x * cfg.scale
+
+    x = tf.ones([3])
+    first = Frozen(2.0)
+    apply(x, first)
+    apply(x, Frozen(2.0))
+    assert count(apply) == 1
+    apply(x, Frozen(3.0))
+    assert count(apply) == 2
+    del first
+    gc.collect()
+    apply(x, Frozen(2.0))  # the entry died with its object: traced again
+    assert count(apply) == 3
+
+
+def test_last_batch_is_one_extra_graph_in_total() -> None:
+    """04: the last batch's graph stays cached across epochs."""
+    data = tf.data.Dataset.from_tensor_slices(tf.ones([100, 4])).batch(32)
+
+    @tf.function
+    def encode(batch: Any) -> Any:
+        return tf.reduce_sum(batch)
+
+    for _ in range(3):
+        for batch in data:
+            encode(batch)
+    assert count(encode) == 2
+
+
+def test_reduce_retracing_does_not_generalise_dtypes() -> None:
+    """00/04: reduce_retracing=True is no fix for a dtype change."""
+
+    @tf.function(reduce_retracing=True)
+    def twice(v: Any) -> Any:
+        return v * 2
+
+    for dtype in (tf.float32, tf.float64, tf.int32, tf.float16):
+        twice(tf.ones([4], dtype))
+    assert count(twice) == 4
+
+
+def test_first_tensor_after_python_floats_traces_once() -> None:
+    """07: the first tensor call after Python floats traces (type change); later values do not."""
+
+    @tf.function
+    def loss_at(x: Any, t: Any) -> Any:
+        return tf.reduce_mean(x / t)
+
+    x = tf.ones([3])
+    for t in (1.0, 2.0, 3.0):
+        loss_at(x, t)
+    loss_at(x, tf.constant(1.0))
+    assert count(loss_at) == 4
+    for t in (2.0, 3.0):
+        loss_at(x, tf.constant(t))
+    assert count(loss_at) == 4
+
+
+def test_variable_argument_key_is_shape_dtype_trainable_and_aliasing() -> None:
+    """05: ResourceVariable.__tf_tracing_type__ → VariableSpec(shape, dtype, trainable, alias_id)."""
+
+    @tf.function
+    def add(a: Any, b: Any) -> Any:
+        return a + b
+
+    v1, v2 = tf.Variable(1.0), tf.Variable(2.0)
+    add(v1, v2)
+    add(v2, v1)
+    assert count(add) == 1
+    add(v1, v1)
+    assert count(add) == 2
+    add(tf.Variable(3.0, trainable=False), v2)
+    assert count(add) == 3
+    v1.assign(10.0)
+    add(v1, v2)
+    assert count(add) == 3
+
+
+def test_second_optimizer_raises_the_singleton_variable_error() -> None:
+    """05: a second lazily built Keras optimizer in one tf.function; building it first works."""
+    w = tf.Variable(2.0)
+
+    @tf.function
+    def train_step(w: Any, optimizer: Any) -> None:
+        with tf.GradientTape() as tape:
+            loss = tf.square(w - 1.0)
+        optimizer.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+
+    train_step(w, keras.optimizers.Adam(1e-2))
+    with pytest.raises(ValueError, match=r"singleton tf\.Variables created on the first call"):
+        train_step(w, keras.optimizers.Adam(1e-3))
+    built = keras.optimizers.Adam(1e-3)
+    built.build([w])
+    train_step(w, built)
+
+
+def test_input_signature_rejects_a_python_flag_and_takes_a_bool_tensor() -> None:
+    """03: a flag outside the signature fails to bind; a bool TensorSpec gives one graph."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+    def forward(x: Any, training: bool = False) -> Any:
+        return x * 0.5 if training else x
+
+    x = tf.ones([3, 2])
+    forward(x)
+    with pytest.raises(TypeError, match="Binding inputs"):
+        forward(x, training=True)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32), tf.TensorSpec([], tf.bool)])
+    def forward_flag(x: Any, training: Any) -> Any:
+        if training:
+            return x * 0.5
+        return x
+
+    assert float(forward_flag(x, True)[0, 0]) == 0.5 and float(forward_flag(x, False)[0, 0]) == 1.0
+    assert count(forward_flag) == 1
+
+
+def test_range_is_unrolled_and_tf_range_is_one_loop() -> None:
+    """01: graph size grows with Python range(n); tf.range(n) keeps one graph of fixed size."""
+
+    @tf.function
+    def unrolled(x: Any, n: int) -> Any:
+        for _ in range(n):
+            x = x * 0.5 + 1.0
+        return x
+
+    @tf.function
+    def rolled(x: Any, n: Any) -> Any:
+        for _ in tf.range(n):
+            x = x * 0.5 + 1.0
+        return x
+
+    v = tf.ones([3])
+    nodes = {n: len(unrolled.get_concrete_function(v, n).graph.as_graph_def().node) for n in (10, 100)}
+    loops = {
+        n: len(rolled.get_concrete_function(v, tf.constant(n)).graph.as_graph_def().node) for n in (10, 100)
+    }
+    assert nodes[100] > 5 * nodes[10] and loops[10] == loops[100]
+    assert count(unrolled) == 2 and count(rolled) == 1
+
+
+def test_attributes_of_an_object_passed_in_go_stale() -> None:
+    """06: identity-keyed objects: a changed attribute neither retraces nor shows."""
+
+    class Settings:
+        scale = 2.0
+
+    @tf.function
+    def apply(settings: Any, v: Any) -> Any:
+        return v * settings.scale
+
+    settings = Settings()
+    apply(settings, tf.ones([2]))
+    settings.scale = 5.0
+    assert float(apply(settings, tf.ones([2]))[0]) == 2.0 and count(apply) == 1
+
+
+def test_tf_retracing_warning_constants_and_text() -> None:
+    """03/07: the warning's window, threshold and per-function cap, and its opening words."""
+    import inspect
+
+    pf = pytest.importorskip("tensorflow.python.eager.polymorphic_function.polymorphic_function")
+    assert pf.FREQUENT_TRACING_WARNING_MAX_CALL_HISTORY == 10
+    assert pf.FREQUENT_TRACING_WARNING_THRESHOLD == 5
+    assert pf.FREQUENT_TRACING_WARNING_MAX_WARNING_PER_DETECTOR == 2
+    source = inspect.getsource(pf._FrequentTracingDetector)
+    assert '"{} out of the last {} calls to {} triggered tf.function "' in source
+
+
+def test_keras_auto_jit_compile_is_off_on_a_cpu_only_machine() -> None:
+    """07: jit_compile="auto" turns XLA on only when TF sees a non-CPU device."""
+    if any(d.device_type != "CPU" for d in tf.config.list_physical_devices()):
+        pytest.skip("an accelerator is present")
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    assert model.jit_compile is False

@@ -343,3 +343,52 @@ def test_cli_other_binderhub(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         "https://binder.example.org/v2/gh/acme/retrace-course/v1?urlpath=lab/tree/lessons/01_x.ipynb" in out
     )
     assert "mybinder.org" not in out
+
+
+# --------------------------------------------------------------------------------------------
+# The facilitator's guide: plans that add up, a hub config that fits the measured kernels
+
+GUIDE = ROOT / "docs" / "WORKSHOP.md"
+
+
+def _plan_rows(title: str) -> list[tuple[int, str]]:
+    """(start minute, what) rows of the agenda table that follows ``title``."""
+    text = GUIDE.read_text(encoding="utf-8")
+    table = text[text.index(title) :].split("\n\n")[1]
+    rows = []
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        hours, minutes = cells[0].split(":")
+        rows.append((int(hours) * 60 + int(minutes), cells[1]))
+    return rows
+
+
+@pytest.mark.parametrize(("title", "total"), [("**90 minutes**", 90), ("**3 hours**", 180)])
+def test_agenda_adds_up_with_slack_for_launches(title: str, total: int) -> None:
+    import re
+
+    rows = _plan_rows(title)
+    assert rows[0][0] == 0 and "launch" in rows[0][1].lower()
+    for (start, what), (next_start, _) in zip(rows, rows[1:] + [(total, "")]):
+        found = re.search(r"\((\d+) min", what)
+        assert found, what
+        assert start + int(found.group(1)) == next_start, f"{what}: ends at {start + int(found.group(1))}"
+
+
+def test_hub_config_guarantees_the_measured_memory() -> None:
+    import re
+
+    yaml = pytest.importorskip("yaml")
+    text = GUIDE.read_text(encoding="utf-8")
+    snippet = text[text.index("```yaml") + len("```yaml") :]
+    config = yaml.safe_load(snippet[: snippet.index("```")])
+    guarantee = config["singleuser"]["memory"]["guarantee"]
+    assert guarantee.endswith("G")
+    lessons = [
+        int(mb)
+        for mb in re.findall(r"^\| (?:kernel after running all of lesson )?0\d \| (\d+) MB \|$", text, re.M)
+    ]
+    server = max(int(mb) for mb in re.findall(r"JupyterLab server[^|]*\| \d+–(\d+) MB", text))
+    assert len(lessons) == 9
+    assert float(guarantee[:-1]) * 1000 >= max(lessons) + server
+    assert config["singleuser"]["extraEnv"]["TF_CPP_MIN_LOG_LEVEL"]

@@ -16,6 +16,7 @@ CORE_TESTS=(
   tests/test_explain.py
   tests/test_report.py
   tests/test_magic.py
+  tests/test_magic_kernel.py
   tests/test_budget.py
   tests/test_cli.py
   tests/test_faults.py
@@ -43,15 +44,27 @@ else
   "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip
   # TensorFlow first with its own dependencies (TF 2.15 pins numpy<2 and brings Keras 2.15);
-  # the project itself without dependencies, so its `tensorflow-cpu>=2.15` cannot upgrade TF.
+  # then the project WITH its dependencies, as a user with TensorFlow installs it: it names no
+  # TensorFlow outside its `tf` extra, so TF 2.15 stays (the version line below shows it).
+  # IPython 8 here, 9 in the main environment: they count cells differently (test_magic*.py).
   "$VENV/bin/python" -m pip install -q "$TF_SPEC"
-  "$VENV/bin/python" -m pip install -q --no-deps -e .
-  "$VENV/bin/python" -m pip install -q "pytest>=8" pytest-timeout "hypothesis>=6" "ipython>=8" "ipywidgets>=8" psutil
+  "$VENV/bin/python" -m pip install -q -e . "ipython>=8,<9" "pytest>=8" pytest-timeout "hypothesis>=6" psutil \
+    nbformat nbclient ipykernel
 fi
 
 "$VENV/bin/python" - <<'EOF'
-import tensorflow as tf, numpy, IPython
+import re
+from importlib import metadata
+
+import IPython
+import numpy
+import tensorflow as tf
+
 print(f"oldest_tf.sh: TensorFlow {tf.__version__}, numpy {numpy.__version__}, IPython {IPython.__version__}")
+names = {re.sub(r"[-_.]+", "-", d.metadata["Name"]).lower(): d.version for d in metadata.distributions()}
+held = sorted(f"{n}=={v}" for n, v in names.items() if n.startswith(("tensorflow", "tf-nightly")) and
+              n not in ("tensorflow-io-gcs-filesystem", "tensorflow-estimator", "tensorflow-io"))
+print("oldest_tf.sh: TensorFlow distributions:", " ".join(held))
 EOF
 
 # addopts name nbval (not installed here; the lessons are checked on the newest TF only).

@@ -681,6 +681,12 @@ with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
 out["magic_error"] = type(result.error_in_exec).__name__
 out["magic_message"] = str(result.error_in_exec)
 out["magic_shown"] = buf.getvalue()
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+    result = ip.run_cell("%tracewatch on")
+    ip.run_cell("y = 2")
+out["on_error"] = type(result.error_in_exec).__name__
+out["on_shown"] = buf.getvalue()
 
 import tfgraph_lab
 try:
@@ -696,6 +702,10 @@ buf = io.StringIO()
 with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
     out["cli_status"] = cli.main(["run", "script.py"])
 out["cli_shown"] = buf.getvalue()
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+    out["demo_status"] = cli.main(["demo"])
+out["demo_shown"] = buf.getvalue()
 out["tf_imported"] = "tensorflow" in sys.modules
 print(json.dumps(out))
 """
@@ -707,12 +717,20 @@ def test_extension_where_tensorflow_is_not_installed(tmp_path: Path) -> None:
     out = last_json(proc.stdout)
     assert not out["tf_imported"]
     assert out["magic_error"] == "UsageError"
-    for shown in (out["magic_message"], out["magic_shown"], out["cli_shown"]):
-        assert "needs TensorFlow" in shown and "pip install" in shown
+    assert out["on_error"] == "UsageError"  # at %tracewatch on, not under every later cell
+    for shown in (
+        out["magic_message"],
+        out["magic_shown"],
+        out["on_shown"],
+        out["cli_shown"],
+        out["demo_shown"],
+    ):
+        assert "needs TensorFlow" in shown and 'pip install "tfgraph-lab[tf]"' in shown
+        assert shown.count("needs TensorFlow") == 1, shown
         assert "Traceback" not in shown
         assert "tfgraph_lab" + os.sep not in shown  # no frame of our code
     assert out["watch_error"][0] == "TensorFlowMissingError" and out["watch_error"][2]
-    assert out["cli_status"] == 2
+    assert out["cli_status"] == 2 and out["demo_status"] == 2
     assert "Traceback" not in proc.stderr
 
 

@@ -8,6 +8,7 @@ when ``TFGL_OLDEST_TF=1``; elsewhere it is skipped with that reason.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,4 +31,7 @@ def test_core_tests_pass_on_the_oldest_supported_tensorflow() -> None:
     tail = (proc.stdout + proc.stderr)[-6000:]
     assert proc.returncode == 0, tail
     assert "TensorFlow 2.15." in proc.stdout, tail
+    # the project was installed with its dependencies over TF 2.15: still exactly that one
+    assert re.search(r"TensorFlow distributions: tensorflow-cpu==2\.15\.\S+\n", proc.stdout), tail
+    assert "IPython 8." in proc.stdout, tail
     assert " passed" in proc.stdout and " failed" not in proc.stdout, tail

@@ -22,7 +22,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from .budget import TraceBudget
-from .errors import TfgraphLabError, UsageProblem
+from .errors import TensorFlowMissingError, TfgraphLabError, UsageProblem
 from .output import write_json
 
 __all__ = ["TraceWatchMagics", "load", "unload"]
@@ -230,6 +230,7 @@ class TraceWatchMagics(Magics):
         mode = (args.mode or "status").lower()
         monitor = shell_monitor(self.shell)
         if mode == "on":
+            _require_tensorflow()  # now, not as an error under every following cell
             monitor.start()
             print("tracewatch is on: every cell that retraces gets a notice below it.")
         elif mode == "off":
@@ -257,6 +258,16 @@ def running_cell_number(shell: Any) -> int:
     result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
     number = getattr(result, "execution_count", None)
     return number if isinstance(number, int) else int(shell.execution_count)
+
+
+def _require_tensorflow() -> None:
+    """A UsageError naming the install command when TensorFlow is not installed."""
+    try:
+        import tensorflow  # noqa: F401
+    except ModuleNotFoundError as exc:
+        if exc.name != "tensorflow":
+            raise
+        raise UsageError(str(TensorFlowMissingError())) from None
 
 
 def _lines_before_body(cell: str, transformed: str) -> int:

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from . import __version__
 from .budget import TraceBudget
-from .errors import TfgraphLabError, UsageProblem, budget_message
+from .errors import TensorFlowMissingError, TfgraphLabError, UsageProblem, budget_message
 from .workshop import BINDER_BASE, MOVING_REFS, format_links, list_lessons, workshop_links
 
 __all__ = ["EXIT_BUDGET", "add_workshop_links_parser", "build_parser", "main"]
@@ -69,10 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "run":
-        return _run(parser, args)
-    if args.command == "demo":
-        return _demo(args)
+    try:
+        if args.command == "run":
+            return _run(parser, args)
+        if args.command == "demo":
+            return _demo(args)
+    except TensorFlowMissingError as exc:  # says which command installs TensorFlow
+        print(f"tfgraph-lab: {exc}", file=sys.stderr)
+        return 2
     if args.command == "report":
         return _report(parser, args)
     handler = getattr(args, "handler", None)
@@ -149,6 +153,12 @@ def _exit_code(code: object) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     _quiet_tensorflow()
+    try:
+        import tensorflow  # noqa: F401  (the demo needs it: fail here, clearly, if it is missing)
+    except ModuleNotFoundError as exc:
+        if exc.name != "tensorflow":
+            raise
+        raise TensorFlowMissingError() from exc
     from .demo import run_demo
 
     slow, _ = run_demo()

@@ -24,7 +24,24 @@ class TfgraphLabError(Exception):
 
 
 class TensorFlowMissingError(TfgraphLabError, ImportError):
-    """TensorFlow is not importable in this environment."""
+    """TensorFlow is not importable in this environment.
+
+    The project installs no TensorFlow unless asked to (its ``tf`` extra), so that it never
+    replaces a TensorFlow build already there: the message names the command that installs one.
+    """
+
+    def __init__(self, message: str | None = None) -> None:
+        if message is None:
+            import sys
+
+            message = (
+                "tfgraph_lab needs TensorFlow, which is not installed in this environment "
+                f"({sys.executable}). Install the CPU build for this platform with that Python: "
+                '`python -m pip install "tfgraph-lab[tf]"` (in a notebook: '
+                '`%pip install "tfgraph-lab[tf]"`, then restart the kernel), or install the '
+                "TensorFlow build you want (2.15 or newer), e.g. `pip install tensorflow`."
+            )
+        super().__init__(message)
 
 
 class UsageProblem(TfgraphLabError, ValueError):

@@ -36,7 +36,6 @@ reads a private name of the adapter. It imports TensorFlow lazily (on first use)
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -141,11 +140,7 @@ def probe() -> TFHandles:
     except ImportError as exc:  # pragma: no cover - exercised in a venv without TF
         from ..errors import TensorFlowMissingError
 
-        raise TensorFlowMissingError(
-            "tfgraph_lab needs TensorFlow, which is not installed in this environment "
-            f"({sys.executable}). Install it with `pip install tensorflow` "
-            "(or `pip install tensorflow-cpu` on Linux/Windows x86-64)."
-        ) from exc
+        raise TensorFlowMissingError() from exc
 
     missing: list[str] = []
     from tensorflow.python.eager.polymorphic_function import polymorphic_function as pf

@@ -71,11 +71,14 @@ class LabServer:
     def notebook_url(self, name: str, app: str = "lab") -> str:
         if app == "voila":
             return f"{self.url}/voila/render/{name}?token={self.token}"
+        if app == "notebook":  # Notebook 7, served by the same server
+            return f"{self.url}/notebooks/{name}?token={self.token}"
         return f"{self.url}/lab/tree/{name}?token={self.token}"
 
-    def open_notebook(self, page: Any, name: str, timeout_ms: float = 60_000) -> None:
-        """Open ``name`` in JupyterLab and wait until its kernel is idle."""
-        page.goto(self.notebook_url(name))
+    def open_notebook(self, page: Any, name: str, timeout_ms: float = 60_000, app: str = "lab") -> None:
+        """Open ``name`` in JupyterLab (or Notebook 7: ``app="notebook"``) and wait until its
+        kernel is idle."""
+        page.goto(self.notebook_url(name, app))
         page.wait_for_function(KERNEL_IDLE, timeout=timeout_ms)
 
     def write_notebook(self, name: str, cells: list[str]) -> None:
@@ -119,7 +122,7 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         sys.executable, "-m", "jupyter", "lab", "--no-browser",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.expose_app_in_browser=True", "--JupyterNotebookApp.expose_app_in_browser=True",
     ]  # fmt: skip
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")

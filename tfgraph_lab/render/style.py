@@ -53,8 +53,9 @@ STYLESHEET = """
 .tfgl .tfgl-notice{background:var(--tfgl-yellow-tint);border:1px solid #d4a72c;border-radius:6px;
  padding:6px 10px;margin:6px 0}
 .tfgl table{border-collapse:collapse;margin:4px 0;color:var(--tfgl-fg);font-size:13px;table-layout:auto}
-/* Doubled class: beats JupyterLab 4's `:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td`
-   (specificity 0,2,1), which right-aligns every cell, and its striped/hovered rows. */
+/* Doubled class: beats JupyterLab 4's `.jp-ThemedContainer .jp-RenderedHTMLCommon pre` (no
+   padding, border or background) and its `:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td` (0,2,1), which right-aligns every cell,
+   and its striped/hovered rows. */
 .tfgl.tfgl tr,.tfgl.tfgl tr:hover{background:transparent}
 .tfgl.tfgl th,.tfgl.tfgl td{padding:3px 10px;border-bottom:1px solid var(--tfgl-line);
  text-align:left;vertical-align:top;background:transparent;line-height:1.4}
@@ -66,6 +67,7 @@ STYLESHEET = """
 .tfgl td.tfgl-retraced{font-weight:600;box-shadow:inset 3px 0 0 var(--tfgl-orange)}
 .tfgl .tfgl-function{border-left:3px solid var(--tfgl-line);padding:2px 0 2px 10px;margin:10px 0}
 .tfgl .tfgl-function.tfgl-has-retraces{border-left-color:var(--tfgl-orange)}
+.tfgl .tfgl-reason-box,.tfgl .tfgl-chart-box,.tfgl .tfgl-stat,.tfgl .tfgl-snapshot-note{line-height:1.4}
 .tfgl .tfgl-reason-box{margin:4px 0;padding:6px 8px;background:var(--tfgl-panel);border-radius:6px;
  border-left:3px solid var(--tfgl-grey)}
 .tfgl .tfgl-reason-box.tfgl-retrace{border-left-color:var(--tfgl-orange)}
@@ -76,7 +78,7 @@ STYLESHEET = """
 .tfgl .tfgl-reason-first-trace .tfgl-code,.tfgl .tfgl-reason-variable-creation .tfgl-code{border-color:var(--tfgl-grey)}
 .tfgl .tfgl-fix{margin-top:2px;padding-left:6px;border-left:3px solid var(--tfgl-green)}
 .tfgl .tfgl-fix b{font-weight:600}
-.tfgl .tfgl-suggestion{background:var(--tfgl-green-tint);border:1px solid var(--tfgl-green);border-radius:6px;
+.tfgl.tfgl .tfgl-suggestion{background:var(--tfgl-green-tint);border:1px solid var(--tfgl-green);border-radius:6px;
  padding:6px 10px;margin:4px 0;white-space:pre-wrap;color:var(--tfgl-fg)}
 .tfgl .tfgl-chart-box{margin:6px 0}
 .tfgl .tfgl-chart{display:block;max-width:100%;height:auto}
@@ -88,9 +90,10 @@ STYLESHEET = """
 .tfgl .tfgl-lab-title{font-size:16px;font-weight:600;margin:0 0 2px}
 .tfgl .tfgl-lab-sub{margin:0 0 6px}
 .tfgl .tfgl-section{font-weight:600;text-transform:uppercase;font-size:11px;letter-spacing:.04em;margin:8px 0 2px}
-.tfgl .tfgl-code-block pre{background:var(--tfgl-panel);border:1px solid var(--tfgl-line);border-radius:6px;
+.tfgl.tfgl .tfgl-code-block pre{background:var(--tfgl-panel);border:1px solid var(--tfgl-line);border-radius:6px;
  padding:8px;margin:2px 0;white-space:pre;overflow-x:auto;line-height:1.35;color:var(--tfgl-fg)}
 .tfgl .tfgl-verdict-right,.tfgl .tfgl-verdict-miss{font-weight:600}
+.tfgl .tfgl-call-button{font-weight:600}
 .tfgl .tfgl-control-label{display:block;text-align:right;padding-right:8px;color:var(--tfgl-fg)}
 .tfgl .tfgl-monitor-notice{border-left:4px solid var(--tfgl-orange);background:var(--tfgl-orange-tint);
  padding:4px 10px}

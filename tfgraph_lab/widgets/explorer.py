@@ -14,6 +14,7 @@ import ipywidgets as W
 from ..datatypes import Event, FunctionSummary
 from ..render.blocks import stat_html, table_html
 from ..render.format import fmt_seconds
+from ..render.html import render_html
 from ..render.reasons import failure_html, reasons_html
 from ..render.style import ROOT, style_tag
 from ..render.text import headline
@@ -107,6 +108,17 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
             None,
         )
         self.detail.value = _event_html(event, fn)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """Beside the widget view, the report itself as text and HTML: static pages (untrusted
+        notebooks, ``nbconvert``, nbviewer) show what the explorer was opened on."""
+        data: dict[str, Any] = super()._repr_mimebundle_(**kwargs)
+        note = "ReportExplorer (interactive with a running kernel); the report it shows:"
+        data["text/plain"] = f"{note}\n{self.report}"
+        data["text/html"] = (
+            f"<div class='tfgl-explorer-snapshot'><p>{escape(note)}</p>{render_html(self.report)}</div>"
+        )
+        return data
 
 
 def _label(e: Event) -> str:

@@ -25,6 +25,7 @@ from ..render.format import fmt_seconds, plural
 from ..render.reasons import reasons_html
 from ..render.style import ROOT, style_tag
 from ..render.timeline import TimelinePoint
+from .fallback import lab_snapshot_html, lab_text, live_region, set_live_text, snapshot_bundle
 from .predict import PredictionGame
 from .scenario import DTYPES, FLAG_MODES, RANKS, LabSettings
 from .session import ActionResult, LabSession
@@ -107,13 +108,11 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             value=s.partial_last, description="loop: last batch is partial", indent=False
         )
         button = W.Layout(width="124px")
-        self.call_button = W.Button(
-            description="Call once", button_style="primary", icon="play", layout=button
-        )
+        # No button_style: ipywidgets' white-on-colour styles miss 4.5:1 (warning 2.7:1 in
+        # JupyterLab Light, primary 3.1:1 in Dark); the theme's own button colours pass.
+        self.call_button = W.Button(description="Call once", icon="play", layout=button)
         self.loop_button = W.Button(description="Run loop", icon="forward", layout=button)
-        self.reset_button = W.Button(
-            description="Reset cache", icon="refresh", button_style="warning", layout=button
-        )
+        self.reset_button = W.Button(description="Reset cache", icon="refresh", layout=button)
         self.predict_mode = W.Checkbox(
             value=False, description="Predict mode: guess before each call", indent=False
         )
@@ -165,6 +164,8 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.cache_table = W.HTML().add_class("tfgl-cache-table")
         self.timing = W.HTML().add_class("tfgl-timing")
         self.code = W.HTML().add_class("tfgl-code-block")
+        #: Screen readers hear the trace count when it changes (a persistent ARIA live region).
+        self.announcer = live_region()
 
         name = escape(self.session.scenario.name)
         header = W.HTML(
@@ -200,7 +201,11 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         ).add_class("tfgl-controls")
         display = W.VBox(
             [
-                W.HBox([self.trace_count, self.calls, self.graph_count, self.last_time]),
+                W.HBox(
+                    [self.trace_count, self.calls, self.graph_count, self.last_time],
+                    layout=W.Layout(flex_flow="row wrap"),
+                ),
+                self.announcer,
                 self.status,
                 self.reason,
                 _section("Graph cache (one row per graph)"),
@@ -275,6 +280,9 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         session, state = self.session, self.session.state
         self.trace_count.value = stat_html(
             "traces", state.traces, f"TF's own count: {state.tf_traces}", big=True
+        )
+        set_live_text(
+            self.announcer, f"{plural(state.traces, 'trace')} (TensorFlow's own count: {state.tf_traces})"
         )
         self.calls.value = stat_html("calls", state.calls)
         self.graph_count.value = stat_html("graphs in cache", len(state.graphs))
@@ -374,19 +382,17 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
 
     # -------------------------------------------------------------------- fallback
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """Beside the widget view, text and HTML that say what the lab showed (static pages)."""
         data: dict[str, Any] = super()._repr_mimebundle_(**kwargs)
-        data["text/plain"] = self.text()
+        data["text/plain"] = lab_text(self)
+        data["text/html"] = lab_snapshot_html(self)
         return data
 
     def text(self) -> str:
         """The lab's state as text: what a front-end without widgets shows."""
-        state = self.session.state
-        lines = [
-            f"RetraceLab({self.session.scenario.name}): {plural(state.traces, 'trace')}, "
-            f"{plural(state.calls, 'call')}, {plural(len(state.graphs), 'graph')} in the cache "
-            "(widgets did not render here: run it in JupyterLab, Notebook 7 or Voila)",
-        ]
-        lines += [f"  #{i} {row.signature}  hits {row.hits}" for i, row in enumerate(state.graphs)]
-        if self.goal:
-            lines.append(f"Goal: {self.goal}")
-        return "\n".join(lines)
+        return lab_text(self)
+
+    def snapshot(self) -> Any:
+        """A displayable copy of the lab as it is now (``display(lab.snapshot())`` keeps it in a
+        saved notebook, where the live lab needs a kernel)."""
+        return snapshot_bundle(self)

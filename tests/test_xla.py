@@ -84,6 +84,25 @@ def test_scenario_compiles_once_per_concrete_batch_size() -> None:
     assert stack_events[1]["xla_reasons"][0]["before"] == "(32, 64)"
 
 
+def test_the_report_shows_compilations_next_to_traces_with_xla_fixes() -> None:
+    stack = _stack_function()
+    with tfgraph_lab.watch() as w:
+        for n in [32, 7, 32, 7]:
+            stack(tf.ones([n, 64]))
+    text = str(w.report)
+    assert "XLA compiled 2×" in text.splitlines()[0]
+    row = next(line for line in text.splitlines() if line.startswith("_stack_function"))
+    assert row.endswith("compiled by XLA 2×")
+    assert "None dimension in input_signature stops the retrace, not the XLA compilation" in text
+    assert "shape-changed  x: (32, 64) → (7, 64)" in text
+    assert "drop_remainder=True" in text and "jit_compile=False" in text
+    html = w.report._repr_html_()
+    assert "tfgl-xla" in html and "compiled by XLA 2×" in html
+    assert "tfgl-reason-shape-changed" in html
+    boxes = re.findall(r"class='(tfgl-reason-box tfgl-reason-shape-changed[^']*)'", html)
+    assert boxes == ["tfgl-reason-box tfgl-reason-shape-changed"]  # a compilation is not a retrace
+
+
 def test_function_not_under_xla_counts_zero() -> None:
     @tf.function
     def plain(x: Any) -> Any:

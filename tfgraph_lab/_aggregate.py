@@ -145,13 +145,13 @@ def aggregate(
         return idx
 
     judged = judge_by_time(entries)
-    compiled: list[tuple[_Acc, XlaOutcome, float]] = []  # (calling acc, outcome, seconds)
+    compiled: list[tuple[_Acc, XlaOutcome, float, bool]] = []  # (calling acc, outcome, s, traced)
 
     def xla_of(i: int, entry: Any, acc: _Acc, seconds: float, traced: bool) -> XlaOutcome | None:
         outcome = judged.get(i) or getattr(entry, "xla", None)
         if outcome is None or not outcome.compiled:
             return None
-        compiled.append((acc, outcome, seconds))
+        compiled.append((acc, outcome, seconds, traced))
         if not traced:
             acc.xla.slow_calls += 1
             acc.xla.slow_seconds += seconds
@@ -239,12 +239,14 @@ def aggregate(
         )
         n += 1
 
-    for caller, outcome, seconds in compiled:
+    for caller, outcome, seconds, traced in compiled:
         mean = _mean_cached(caller)
         for target in outcome.targets:
             x = acc_for(target).xla
             x.compiles += 1
             x.estimated += int(outcome.maybe)
+            if traced:
+                continue  # its time is the trace's already (the two cannot be told apart)
             x.seconds += seconds / len(outcome.targets)
             if mean:
                 x.cost_calls += seconds / len(outcome.targets) / mean

@@ -302,7 +302,7 @@ class FunctionSummary:
     jit_compile: bool = False
     xla_compiles: int = 0  # XLA compilations of this function's graphs during the watch
     xla_estimated: int = 0  # ...of which judged from call time (see tfgraph_lab._xla)
-    xla_seconds: float = 0.0  # time of the calls that compiled (with their run, and any trace)
+    xla_seconds: float = 0.0  # time of the calls that compiled without tracing (run included)
     xla_cost_calls: float | None = None  # ...in cached calls of the functions that ran them
     xla_slow_calls: int = 0  # own calls that compiled without tracing (not "cached" calls)
     xla_slow_seconds: float = 0.0

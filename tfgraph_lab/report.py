@@ -83,11 +83,19 @@ class TraceReport:
 
     @property
     def mean_cached_seconds(self) -> float | None:
-        hits = sum(f.cached_calls for f in self.shown_functions)
+        """Mean time of a call that neither traced nor compiled with XLA (None: none such)."""
+        hits = sum(f.cached_calls - f.xla_slow_calls for f in self.shown_functions)
         if hits <= 0:
             return None
-        cached_time = sum(max(0.0, f.call_seconds - f.trace_seconds) for f in self.shown_functions)
+        cached_time = sum(
+            max(0.0, f.call_seconds - f.trace_seconds - f.xla_slow_seconds) for f in self.shown_functions
+        )
         return cached_time / hits
+
+    @property
+    def xla_compiles(self) -> int:
+        """XLA compilations of the shown functions' graphs (``jit_compile=True``)."""
+        return sum(f.xla_compiles for f in self.shown_functions)
 
     @property
     def retrace_events(self) -> tuple[Event, ...]:

@@ -22,6 +22,7 @@ from .reasons import failure_html, reasons_html
 from .style import style_tag
 from .text import MAX_RETRACES_SHOWN, cost_text, notices
 from .timeline import timeline
+from .xla import xla_headline, xla_html, xla_row_note
 
 if TYPE_CHECKING:
     from ..report import TraceReport
@@ -43,7 +44,7 @@ def render_html(report: TraceReport) -> str:
     parts.append(_function_table(report.shown_functions))
     traced_events: dict[tuple[str, str], list[Event]] = {}
     for e in report.events:
-        if e.traced or e.failed_trace:
+        if e.traced or e.failed_trace or e.xla_compiled:
             traced_events.setdefault((e.qualname, e.filename), []).append(e)
     for fn in report.shown_functions:
         parts.append(_function_block(report, fn, traced_events.get((fn.qualname, fn.filename), [])))
@@ -97,6 +98,9 @@ def _headline(report: TraceReport) -> str:
             f"<div class='tfgl-summary'>tracing took {escape(fmt_seconds(report.trace_seconds))} "
             f"≈ {report.trace_seconds / mean:,.0f} cached calls</div>"
         )
+    xla = xla_headline(report)
+    if xla:
+        summary += f"<div class='tfgl-summary tfgl-xla-headline'>{escape(xla)}</div>"
     return f"<div class='tfgl-stats tfgl-headline'>{boxes}</div>{summary}"
 
 
@@ -110,8 +114,10 @@ def _function_table(functions: tuple[FunctionSummary, ...]) -> str:
         mean = fn.mean_cached_seconds
         share = fn.trace_seconds / fn.call_seconds if fn.call_seconds else 0.0
         cls = " class='tfgl-retraced'" if fn.retraces else ""
+        note = xla_row_note(fn)
+        xla = f" <span class='tfgl-xla-count'>{escape(note)}</span>" if note else ""
         rows.append(
-            f"<tr><td{cls}><code>{escape(fn.qualname)}</code></td>"
+            f"<tr><td{cls}><code>{escape(fn.qualname)}</code>{xla}</td>"
             f"<td class='tfgl-num'>{fn.calls:,}</td><td class='tfgl-num'>{fn.traces}</td>"
             f"<td class='tfgl-num'>{fn.retraces}</td>"
             f"<td class='tfgl-num'>{escape(fmt_seconds(fn.trace_seconds))}</td>"
@@ -153,6 +159,7 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
             "<table class='tfgl-cache-table'><thead><tr><th>graph</th><th>signature</th>"
             f"<th class='tfgl-num'>hits</th><th>note</th></tr></thead><tbody>{rows}</tbody></table>"
         )
+    out.append(xla_html(fn, events))
     shown = [e for e in events if any(r.code != "first-trace" for r in e.reasons) or e.failed_trace]
     said: set[tuple[str, str]] = set()
     for e in shown[:MAX_RETRACES_SHOWN]:

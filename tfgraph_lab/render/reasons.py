@@ -18,8 +18,9 @@ from ..explain import NOT_RETRACES
 __all__ = ["failure_html", "reason_html", "reasons_html"]
 
 
-def reason_html(reason: Reason, label: str = "", explain: bool = True) -> str:
-    """One reason box; ``explain=False`` leaves out the message and fix (said before)."""
+def reason_html(reason: Reason, label: str = "", explain: bool = True, retrace: bool = True) -> str:
+    """One reason box; ``explain=False`` leaves out the message and fix (said before);
+    ``retrace=False`` for a reason that is not a trace's (an XLA compilation)."""
     r = reason
     change = (
         f" <code>{escape(r.argument)}</code>: <code>{escape(r.before)}</code> → <code>{escape(r.after)}</code>"
@@ -29,14 +30,16 @@ def reason_html(reason: Reason, label: str = "", explain: bool = True) -> str:
     prefix = f"<span class='tfgl-muted'>{escape(label)}</span> " if label else ""
     why = f"<div>{escape(r.message)}</div>" if explain and r.message else ""
     fix = f"<div class='tfgl-fix'><b>fix:</b> {escape(r.fix)}</div>" if explain and r.fix else ""
-    retrace = "" if r.code in NOT_RETRACES else " tfgl-retrace"
+    retrace_class = "" if r.code in NOT_RETRACES or not retrace else " tfgl-retrace"
     return (
-        f"<div class='tfgl-reason-box tfgl-reason-{escape(r.code, quote=True)}{retrace}'>"
+        f"<div class='tfgl-reason-box tfgl-reason-{escape(r.code, quote=True)}{retrace_class}'>"
         f"{prefix}<span class='tfgl-code'>{escape(r.code)}</span>{change}{why}{fix}</div>"
     )
 
 
-def reasons_html(reasons: Iterable[Reason], label: str = "", said: set[tuple[str, str]] | None = None) -> str:
+def reasons_html(
+    reasons: Iterable[Reason], label: str = "", said: set[tuple[str, str]] | None = None, retrace: bool = True
+) -> str:
     """Reason boxes in order. With ``said``, each (code, argument)'s message and fix is shown
     once across calls (the set is updated)."""
     blocks = []
@@ -45,7 +48,7 @@ def reasons_html(reasons: Iterable[Reason], label: str = "", said: set[tuple[str
         if said is not None:
             first = (r.code, r.argument) not in said
             said.add((r.code, r.argument))
-        blocks.append(reason_html(r, label, explain=first))
+        blocks.append(reason_html(r, label, explain=first, retrace=retrace))
     return "".join(blocks)
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ..datatypes import Event, FunctionSummary
 from .compare import report_verdict
 from .format import fmt_seconds, plural, short_path
+from .xla import xla_headline, xla_lines, xla_row_note
 
 if TYPE_CHECKING:
     from ..report import TraceReport
@@ -32,6 +33,9 @@ def headline(report: TraceReport) -> str:
         if mean:
             took += f" ≈ {report.trace_seconds / mean:,.0f} cached calls"
         parts.append(took)
+    xla = xla_headline(report)
+    if xla:
+        parts.append(xla)
     return " · ".join(parts)
 
 
@@ -95,6 +99,7 @@ def render_text(report: TraceReport) -> str:
             f"{_fit(fn.qualname, width):<{width}} {fn.calls:>7} {fn.traces:>6} {fn.retraces:>8} "
             f"{fmt_seconds(fn.trace_seconds):>9} {(fmt_seconds(mean) if mean else '-'):>11}"
             + ("  [framework]" if fn.framework else "")
+            + (f"  {xla_row_note(fn)}" if fn.xla_compiles else "")
         )
     if report.hidden_functions:
         lines.append(
@@ -102,9 +107,12 @@ def render_text(report: TraceReport) -> str:
             "--all or show_framework=True lists them)"
         )
     by_fn: dict[tuple[str, str], list[Event]] = {}
+    compiled: dict[tuple[str, str], list[Event]] = {}
     for e in report.events:
         if e.traced or e.failed_trace:
             by_fn.setdefault((e.qualname, e.filename), []).append(e)
+        if e.xla_compiled:
+            compiled.setdefault((e.qualname, e.filename), []).append(e)
     for fn in shown:
         lines.append("")
         lines.append(f"{fn.qualname}  ({_where(fn)})")
@@ -130,6 +138,7 @@ def render_text(report: TraceReport) -> str:
                 lines += _event_lines(e, fn, said)
             if len(explained) > MAX_RETRACES_SHOWN:
                 lines.append(f"    … {len(explained) - MAX_RETRACES_SHOWN} more (see the JSON)")
+        lines += xla_lines(fn, compiled.get((fn.qualname, fn.filename), []))
         for hint in fn.hints:
             lines.append(f"  hint (no retrace, but stale): {hint}")
         suggestion = fn.suggestion

@@ -1,0 +1,137 @@
+"""XLA compilations in the report: the count next to traces, the cost, and why each happened.
+
+Shared by the text and HTML renderings (and, through the HTML, the widgets). A function under
+XLA (``jit_compile=True``) compiles once per graph *and* concrete input shape, so a function
+with one trace can still compile at every new batch size: the report says so plainly, gives the
+compilations' time in cached calls, and the fixes that work for XLA. Reads plain data only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import TYPE_CHECKING
+
+from ..datatypes import Event, FunctionSummary
+from .format import fmt_seconds, plural
+from .reasons import reasons_html
+
+if TYPE_CHECKING:
+    from ..report import TraceReport
+
+__all__ = ["NONE_DIM_NOTE", "xla_headline", "xla_html", "xla_lines", "xla_row_note"]
+
+MAX_COMPILES_SHOWN = 8
+
+NONE_DIM_NOTE = (
+    "a None dimension in input_signature stops the retrace, not the XLA compilation: XLA "
+    "compiles each graph once per concrete shape"
+)
+
+
+def xla_row_note(fn: FunctionSummary) -> str:
+    """``compiled by XLA 4×`` (``, 1 estimated``) for the function table, else ``""``."""
+    if not fn.xla_compiles:
+        return ""
+    note = f"compiled by XLA {fn.xla_compiles}×"
+    if fn.xla_estimated:
+        note += f" ({fn.xla_estimated} estimated)"
+    return note
+
+
+def xla_headline(report: TraceReport) -> str | None:
+    """``XLA compiled 4×, 3 without a retrace: +0.64 s ≈ 1,150 cached calls`` over every
+    function (Keras's own XLA steps are framework functions, hidden by default, but their
+    compilations count). A call that traced and compiled is in the tracing time already."""
+    compiles = sum(f.xla_compiles for f in report.functions)
+    if not compiles:
+        return None
+    text = f"XLA compiled {compiles}×"
+    seconds = sum(f.xla_seconds for f in report.functions)
+    if seconds:
+        text += f", +{fmt_seconds(seconds)} beyond tracing"
+        cost = sum(f.xla_cost_calls or 0.0 for f in report.functions)
+        if cost:
+            text += f" ≈ {cost:,.0f} cached calls"
+    hidden = [f for f in report.functions if f.xla_compiles and f not in report.shown_functions]
+    if hidden:
+        text += f" (of them {sum(f.xla_compiles for f in hidden)} in TensorFlow/Keras functions)"
+    return text
+
+
+def _summary(fn: FunctionSummary, events: Sequence[Event]) -> str:
+    """``compiled 4×; the calls that compiled without a retrace took 0.54 s ≈ 1,100
+    cached calls`` (for a function whose calls ran another's XLA graph: those calls)."""
+    text = xla_row_note(fn).replace("compiled by XLA", "compiled")
+    quiet = [e for e in events if e.xla_compiled and not e.traced]
+    if not text:
+        text = f"{plural(len(quiet), 'call')} compiled an XLA function called inside this graph"
+    if fn.xla_seconds:
+        text += f"; the compilations without a retrace took {fmt_seconds(fn.xla_seconds)}"
+        if fn.xla_cost_calls:
+            text += f" ≈ {fn.xla_cost_calls:,.0f} cached calls"
+    return text
+
+
+def _notes(fn: FunctionSummary) -> list[str]:
+    notes = []
+    if fn.xla_compiles > 1 and fn.input_signature and "None" in fn.input_signature:
+        notes.append(NONE_DIM_NOTE)
+    if fn.xla_estimated:
+        notes.append(
+            "estimated: XLA compiled a function called inside this graph with sizes only the "
+            "running graph knows; a call far slower than the graph's cached calls is counted"
+        )
+    return notes
+
+
+def _compile_events(events: Sequence[Event]) -> list[Event]:
+    return [e for e in events if e.xla_compiled]
+
+
+def xla_lines(fn: FunctionSummary, events: Sequence[Event]) -> list[str]:
+    """The text block of one function: count, cost, each compilation with why and fix."""
+    compiled = _compile_events(events)
+    if not fn.xla_compiles and not compiled:
+        return []
+    lines = ["  XLA: " + _summary(fn, events)]
+    lines += ["    note: " + n for n in _notes(fn)]
+    said: set[tuple[str, str]] = set()
+    for e in compiled[:MAX_COMPILES_SHOWN]:
+        label = f"    call #{e.index + 1}" + ("  (estimated)" if e.xla_estimated else "")
+        for r in e.xla_reasons:
+            change = f"{r.argument}: {r.before} → {r.after}" if r.argument and r.before else r.argument
+            lines.append(f"{label}  {r.code}  {change}".rstrip())
+            if (r.code, r.argument) in said:
+                continue
+            said.add((r.code, r.argument))
+            if r.message:
+                lines.append(f"        why: {r.message}")
+            if r.fix:
+                lines.append(f"        fix: {r.fix}")
+        lines.append(f"        cost {fmt_seconds(e.seconds)}")
+    if len(compiled) > MAX_COMPILES_SHOWN:
+        lines.append(f"    … {plural(len(compiled) - MAX_COMPILES_SHOWN, 'more compilation')} (see the JSON)")
+    return lines
+
+
+def xla_html(fn: FunctionSummary, events: Sequence[Event]) -> str:
+    """The HTML twin of :func:`xla_lines` (``tfgl-xla``; reason boxes as for retraces, without
+    the retrace class: a compilation is not a retrace)."""
+    compiled = _compile_events(events)
+    if not fn.xla_compiles and not compiled:
+        return ""
+    out = [
+        f"<div class='tfgl-xla'><div class='tfgl-xla-summary'><b>XLA:</b> {escape(_summary(fn, events))}</div>"
+    ]
+    out += [f"<div class='tfgl-notice tfgl-xla-note'>{escape(n)}</div>" for n in _notes(fn)]
+    said: set[tuple[str, str]] = set()
+    for e in compiled[:MAX_COMPILES_SHOWN]:
+        label = f"call #{e.index + 1}" + (" (estimated)" if e.xla_estimated else "")
+        out.append(reasons_html(e.xla_reasons, label, said, retrace=False))
+        out.append(f"<div class='tfgl-muted tfgl-event-meta'>cost {escape(fmt_seconds(e.seconds))}</div>")
+    if len(compiled) > MAX_COMPILES_SHOWN:
+        more = plural(len(compiled) - MAX_COMPILES_SHOWN, "more compilation")
+        out.append(f"<p class='tfgl-muted'>… {escape(more)} (see the JSON)</p>")
+    out.append("</div>")
+    return "".join(out)

@@ -294,3 +294,81 @@ def test_coverage_figure() -> None:
         f"{len(NOT_APPLICABLE)} cannot happen"
     )
     assert len(COVERED) == pairs - len(ADVICE_ONLY) - len(NOT_APPLICABLE)
+
+
+# ------------------------------------------------------------ a tf.data pipeline, a Keras step
+
+
+def _apply_all(
+    reason: Reason,
+    text: str,
+    name: str,
+    run: Callable[[FixPlan], tuple[list[Any], int]],
+    before: list[Any],
+    traces: int,
+) -> int:
+    assert reason.plans, reason.fix
+    for plan in reason.plans:
+        assert plan.code(name) in text, f"the report does not print {plan.code(name)!r}"
+        after, count = run(plan)
+        assert same(after, before), f"{plan.code(name)} changed the results"
+        assert count == plan.graphs < traces, f"{plan.code(name)}: promised {plan.graphs}, TF {count}"
+    return len(reason.plans)
+
+
+def pipeline_step(x):  # type: ignore[no-untyped-def]
+    return tf.reduce_sum(x * 2.0)
+
+
+def test_fix_for_the_last_batch_of_a_tf_data_pipeline() -> None:
+    ds = tf.data.Dataset.range(10).map(lambda i: tf.cast(i, tf.float32)).batch(4)  # 4, 4, 2
+
+    def run(plan: FixPlan | None) -> tuple[list[Any], int]:
+        fn = tf.function(pipeline_step, **(decorator_kwargs(plan) if plan else {}))
+        out = [np.asarray(fn(x)) for x in ds]
+        return out, fn.experimental_get_tracing_count()
+
+    with tfgraph_lab.watch() as w:
+        before, traces = run(None)
+    (reason,) = [r for e in w.report.events for r in e.reasons if r.code == "shape-changed"]
+    assert "drop_remainder=True" in reason.fix
+    assert _apply_all(reason, str(w.report), "pipeline_step", run, before, traces) >= 1
+
+
+class Regressor(tf.keras.Model):
+    """A Keras model overriding train_step, driven by a custom loop through tf.function."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(1, kernel_initializer="ones")
+
+    def call(self, x):  # type: ignore[no-untyped-def]
+        return self.dense(x)
+
+    def train_step(self, data):  # type: ignore[no-untyped-def]
+        x, y = data
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((self(x) - y) ** 2)
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        return loss
+
+
+def test_fix_for_a_keras_train_step_override() -> None:
+    x = np.arange(30, dtype="float32").reshape(10, 3) / 30
+    y = x.sum(axis=1, keepdims=True)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(4)  # 4, 4, 2: the last batch differs
+
+    def run(plan: FixPlan | None) -> tuple[list[Any], int]:
+        model = Regressor()
+        model(x[:1])  # builds the layer outside the traced step
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.1))
+        step = tf.function(model.train_step, **(decorator_kwargs(plan) if plan else {}))
+        out = [np.asarray(step(batch)) for batch in ds]
+        return out, step.experimental_get_tracing_count()
+
+    with tfgraph_lab.watch() as w:
+        before, traces = run(None)
+    reasons = [r for e in w.report.events for r in e.reasons if r.code == "shape-changed"]
+    assert reasons and reasons[0].argument.startswith("data[")
+    assert _apply_all(reasons[0], str(w.report), "train_step", run, before, traces) >= 1

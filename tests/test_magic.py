@@ -64,12 +64,13 @@ def test_output_flag_still_shows_the_report_when_the_cell_fails(shell: Any, caps
     assert capsys.readouterr().out.count("tracewatch ·") == 2
 
 
-def test_calls_are_placed_in_the_cell_whose_prompt_shows_the_number(shell: Any) -> None:
+def test_calls_are_placed_in_the_cell_whose_prompt_shows_the_number(shell: Any, tmp_path: Any) -> None:
     """IPython 9 increments execution_count before a cell runs, IPython 8 after: the report
     names the cell as its prompt and IPython's own tracebacks do (``In [n]``)."""
     before = shell.run_cell("pass", store_history=True)
+    path = tmp_path / "r.json"
     result = shell.run_cell(
-        "%%tracewatch -q -v rep\nf(tf.ones([33]))\nf(tf.ones([34]))\n", store_history=True
+        f"%%tracewatch -q -v rep --json {path}\nf(tf.ones([33]))\nf(tf.ones([34]))\n", store_history=True
     )
     assert result.success
     number = result.execution_count
@@ -77,6 +78,9 @@ def test_calls_are_placed_in_the_cell_whose_prompt_shows_the_number(shell: Any) 
     text = str(shell.user_ns["rep"])
     assert f"at In [{number}], line 3" in text, text
     assert f"In [{number + 1}]" not in text
+    # the JSON keeps the name IPython gave the cell (a terminal shell: <ipython-input-N-hash>)
+    callers = [e["caller"] for e in json.loads(path.read_text())["events"]]
+    assert callers and all(re.fullmatch(rf"<ipython-input-{number}-\w+>:[23]", c) for c in callers), callers
     # Line numbers count the %%tracewatch line and blank lines, as the cell shows them; an
     # error names the same cell and line as the report (IPython's own ``In[n], line k``).
     failed = shell.run_cell("%%tracewatch -q -v rep\n\nf(tf.ones([35]))\n1 / 0\n", store_history=True)

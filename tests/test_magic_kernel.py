@@ -26,8 +26,12 @@ SETUP = "%load_ext tfgraph_lab\nimport tensorflow as tf\n\n@tf.function\ndef f(x
 CELLS = [
     SETUP,
     # [1]: two shapes, the retrace on the cell's line 3 (line 1 is the magic's)
-    "%%tracewatch -q -v rep\nf(tf.ones([1]))\nf(tf.ones([2]))\n",
-    "print(str(rep))",
+    "%%tracewatch -q -v rep --json rep.json\nf(tf.ones([1]))\nf(tf.ones([2]))\n",
+    # the report's text, and the cell number of each caller in the JSON as the kernel names it
+    "import json\nprint(str(rep))\n_map = get_ipython().compile._filename_map\n"
+    "for e in json.load(open('rep.json'))['events']:\n"
+    "    file, line = e['caller'].rsplit(':', 1)\n"
+    "    print(f'JSON caller: cell {_map.get(file)}, line {line}')\n",
     # [3]: -o shows the report once, as the cell's value
     "%%tracewatch -o\nf(tf.ones([3]))\nf(tf.ones([4]))\n",
     # [4]: -o with a broken budget: no value, so the report is displayed before the error
@@ -84,6 +88,7 @@ def test_the_report_names_the_cell_whose_prompt_shows_the_number(executed: Any) 
     text = "".join(_texts(printed))
     assert f"at In [{number}], line 3" in text, text
     assert f"In [{number + 1}]" not in text, text
+    assert f"JSON caller: cell {number}, line 3" in text, text
     # the function's own place is the set-up cell's prompt
     assert f"In [{executed.cells[0].execution_count}]" in text, text
 

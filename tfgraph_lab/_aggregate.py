@@ -15,7 +15,7 @@ from typing import Any
 from . import _tf_adapter as tfa
 from ._calllog import CallRecord, FunctionState, GraphState, HitRun, LogEntry
 from ._xla import XlaOutcome, judge_by_time
-from .datatypes import CallRun, Event, FunctionSummary, GraphSummary
+from .datatypes import CallRun, Event, FunctionSummary, GraphSummary, Reason
 from .suggest import suggest_fix
 
 __all__ = ["Aggregate", "aggregate", "stale_capture_hints"]
@@ -42,42 +42,35 @@ class _XlaTotals:
         self.slow_seconds = 0.0
 
 
-class _Acc:
-    __slots__ = (
-        "call_seconds",
-        "calls",
-        "eager",
-        "failed",
-        "graphs",
-        "hits",
-        "info",
-        "objects",
-        "objects_traced",
-        "reasons",
-        "retraces",
-        "trace_seconds",
-        "traced_calls",
-        "traces",
-        "wasted",
-        "xla",
-    )
+# The counts a FunctionSummary takes as they are summed over the log (same names on _Acc).
+_COUNTS = (
+    "calls",
+    "traces",
+    "failed_traces",
+    "trace_seconds",
+    "call_seconds",
+    "traced_calls",
+    "retraces",
+    "eager_calls",
+    "wasted_retraces",
+)
 
-    def __init__(self, info: Any) -> None:
+
+class _Acc:
+    """Running totals for one Python function (all its tf.function objects)."""
+
+    __slots__ = (*_COUNTS, "graphs", "hits", "info", "objects", "objects_traced", "reasons", "xla")
+
+    def __init__(self, info: tfa.FunctionInfo) -> None:
         self.info = info
-        self.calls = 0
-        self.traces = 0
-        self.failed = 0
-        self.trace_seconds = 0.0
-        self.call_seconds = 0.0
-        self.eager = 0
-        self.objects: dict[int, Any] = {}
+        self.calls = self.traces = self.failed_traces = self.traced_calls = 0
+        self.retraces = self.eager_calls = self.wasted_retraces = 0
+        self.trace_seconds = self.call_seconds = 0.0
+        self.objects: dict[int, FunctionState] = {}
         self.objects_traced: set[int] = set()
-        self.traced_calls = 0
-        self.retraces = 0
-        self.graphs: list[Any] = []
+        self.graphs: list[GraphState] = []
         self.hits: dict[int, int] = {}
-        self.reasons: list[Any] = []
-        self.wasted = 0
+        self.reasons: list[Reason] = []
         self.xla = _XlaTotals()
 
     def add_hits(self, graph_index: int, hits: int) -> None:
@@ -200,15 +193,15 @@ def aggregate(
             acc.traced_calls += int(is_call)
             acc.objects_traced.add(id(state))
             acc.retraces += sum(1 for g in entry.traces if g.retrace)
-            acc.wasted += sum(1 for g in entry.traces if g.wasted_of is not None)
+            acc.wasted_retraces += sum(1 for g in entry.traces if g.wasted_of is not None)
             acc.reasons.extend(entry.reasons)
         if entry.failed_trace:
-            acc.failed += 1
+            acc.failed_traces += 1
             if not entry.traces:
                 acc.trace_seconds += entry.seconds
                 acc.traced_calls += int(is_call)
         if entry.eager:
-            acc.eager += 1
+            acc.eager_calls += 1
         gi = None
         if entry.graph is not None:
             gi = index_of(acc, entry.graph)
@@ -269,21 +262,12 @@ def aggregate(
             qualname=info.qualname,
             filename=info.filename,
             firstlineno=info.firstlineno,
-            calls=acc.calls,
-            traces=acc.traces,
-            failed_traces=acc.failed,
-            trace_seconds=acc.trace_seconds,
-            call_seconds=acc.call_seconds,
             framework=info.framework,
             graphs=graphs,
             function_objects=len(acc.objects),
             objects_traced=len(acc.objects_traced),
-            traced_calls=acc.traced_calls,
-            retraces=acc.retraces,
-            eager_calls=acc.eager,
             reduce_retracing=info.reduce_retracing,
             input_signature=info.input_signature,
-            wasted_retraces=acc.wasted,
             jit_compile=info.jit_compile,
             xla_compiles=acc.xla.compiles,
             xla_estimated=acc.xla.estimated,
@@ -291,8 +275,9 @@ def aggregate(
             xla_cost_calls=acc.xla.cost_calls if acc.xla.compiles and acc.xla.cost_calls else None,
             xla_slow_calls=acc.xla.slow_calls,
             xla_slow_seconds=acc.xla.slow_seconds,
-            hints=tuple((hints or {}).get((info.qualname, info.filename), ())),
             wraps=info.wraps,
+            hints=tuple((hints or {}).get((info.qualname, info.filename), ())),
+            **{name: getattr(acc, name) for name in _COUNTS},
         )
         suggestion = suggest_fix(summary, acc.reasons, [g.signature for g in acc.graphs])
         summaries.append(replace(summary, suggestion=suggestion or None))

@@ -125,37 +125,22 @@ class GraphState:
         self.xla_sites: Any = None  # XLA functions called inside this graph (_xla.Site)
 
 
+@dataclass(slots=True, eq=False)
 class CallRecord:
     """A call (or a trace without a call) that needs more than the hot path's tuple."""
 
-    __slots__ = (
-        "caller",
-        "eager",
-        "error",
-        "failed_trace",
-        "graph",
-        "reasons",
-        "seconds",
-        "state",
-        "thread",
-        "traces",
-        "via",
-        "xla",
-    )
-
-    def __init__(self, state: FunctionState, via: str, seconds: float) -> None:
-        self.state = state
-        self.via = via
-        self.seconds = seconds
-        self.traces: list[GraphState] = []
-        self.graph: GraphState | None = None
-        self.eager = False
-        self.error: str | None = None
-        self.failed_trace = False
-        self.caller: str | None = None
-        self.thread: str | None = None
-        self.reasons: tuple[Reason, ...] = ()
-        self.xla: Any = None  # an _xla.XlaOutcome: what XLA compiled on this call
+    state: FunctionState
+    via: str
+    seconds: float
+    traces: list[GraphState] = field(default_factory=list)
+    graph: GraphState | None = None  # the graph that ran, when known
+    eager: bool = False
+    error: str | None = None
+    failed_trace: bool = False
+    caller: str | None = None
+    thread: str | None = None
+    reasons: tuple[Reason, ...] = ()
+    xla: Any = None  # an _xla.XlaOutcome: what XLA compiled on this call
 
 
 @dataclass

@@ -23,6 +23,12 @@ __all__ = [
 ]
 
 
+def _as_dict(obj: object, keys: tuple[str, ...], **values: object) -> dict[str, object]:
+    """``{key: obj.key}`` for ``keys`` in order (the JSON's order); ``values`` replace an attribute
+    that needs converting (tuples become lists, nested records dicts)."""
+    return {k: values[k] if k in values else getattr(obj, k) for k in keys}
+
+
 @dataclass(frozen=True, slots=True)
 class FixPlan:
     """One code change as data: what a fix's text shows, in a form a program can apply.
@@ -79,15 +85,11 @@ class FixPlan:
         )
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "decorator": self.decorator,
-            "call": [list(pair) for pair in self.call],
-            "hoist": self.hoist,
-            "graphs": self.graphs,
-            "promise": self.promise,
-            "trade": self.trade,
-            "note": self.note,
-        }
+        return _as_dict(
+            self,
+            ("decorator", "call", "hoist", "graphs", "promise", "trade", "note"),
+            call=[list(pair) for pair in self.call],
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,14 +108,7 @@ class Reason:
     plans: tuple[FixPlan, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        data: dict[str, object] = {
-            "code": self.code,
-            "argument": self.argument,
-            "before": self.before,
-            "after": self.after,
-            "message": self.message,
-            "fix": self.fix,
-        }
+        data: dict[str, object] = _as_dict(self, ("code", "argument", "before", "after", "message", "fix"))
         if self.plans:
             data["fix_plans"] = [p.to_dict() for p in self.plans]
         return data
@@ -137,14 +132,7 @@ class GraphSummary:
     generalised: bool = False
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "signature": self.signature,
-            "hits": self.hits,
-            "traced_in_watch": self.traced_in_watch,
-            "via": self.via,
-            "scope": self.scope,
-            "generalised": self.generalised,
-        }
+        return _as_dict(self, ("signature", "hits", "traced_in_watch", "via", "scope", "generalised"))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GraphSummary:
@@ -189,19 +177,23 @@ class Event:
     xla_reasons: tuple[Reason, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        data: dict[str, object] = {
-            "index": self.index,
-            "qualname": self.qualname,
-            "filename": self.filename,
-            "function_object": self.function_object,
-            "traced": self.traced,
-            "traces": self.traces,
-            "via": self.via,
-            "seconds": self.seconds,
-            "graph": self.graph,
-            "reasons": [r.to_dict() for r in self.reasons],
-            "xla_compiled": self.xla_compiled,
-        }
+        data: dict[str, object] = _as_dict(
+            self,
+            (
+                "index",
+                "qualname",
+                "filename",
+                "function_object",
+                "traced",
+                "traces",
+                "via",
+                "seconds",
+                "graph",
+                "reasons",
+                "xla_compiled",
+            ),
+            reasons=[r.to_dict() for r in self.reasons],
+        )
         if self.xla_compiled:
             data["xla_reasons"] = [r.to_dict() for r in self.xla_reasons]
         for key in ("eager", "failed_trace", "wasted", "xla_estimated"):
@@ -253,13 +245,9 @@ class CallRun:
     functions: tuple[str, ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "first": self.first,
-            "calls": self.calls,
-            "seconds": self.seconds,
-            "max_seconds": self.max_seconds,
-            "functions": list(self.functions),
-        }
+        return _as_dict(
+            self, ("first", "calls", "seconds", "max_seconds", "functions"), functions=list(self.functions)
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CallRun:
@@ -320,36 +308,41 @@ class FunctionSummary:
         return max(0.0, self.call_seconds - self.trace_seconds - self.xla_slow_seconds) / hits
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "qualname": self.qualname,
-            "filename": self.filename,
-            "firstlineno": self.firstlineno,
-            "calls": self.calls,
-            "traces": self.traces,
-            "failed_traces": self.failed_traces,
-            "trace_seconds": self.trace_seconds,
-            "call_seconds": self.call_seconds,
-            "framework": self.framework,
-            "function_objects": self.function_objects,
-            "objects_traced": self.objects_traced,
-            "traced_calls": self.traced_calls,
-            "retraces": self.retraces,
-            "eager_calls": self.eager_calls,
-            "reduce_retracing": self.reduce_retracing,
-            "input_signature": self.input_signature,
-            "wasted_retraces": self.wasted_retraces,
-            "hints": list(self.hints),
-            "wraps": self.wraps,
-            "jit_compile": self.jit_compile,
-            "xla_compiles": self.xla_compiles,
-            "xla_estimated": self.xla_estimated,
-            "xla_seconds": self.xla_seconds,
-            "xla_cost_calls": self.xla_cost_calls,
-            "xla_slow_calls": self.xla_slow_calls,
-            "xla_slow_seconds": self.xla_slow_seconds,
-            "graphs": [g.to_dict() for g in self.graphs],
-            "suggestion": self.suggestion,
-        }
+        return _as_dict(
+            self,
+            (
+                "qualname",
+                "filename",
+                "firstlineno",
+                "calls",
+                "traces",
+                "failed_traces",
+                "trace_seconds",
+                "call_seconds",
+                "framework",
+                "function_objects",
+                "objects_traced",
+                "traced_calls",
+                "retraces",
+                "eager_calls",
+                "reduce_retracing",
+                "input_signature",
+                "wasted_retraces",
+                "hints",
+                "wraps",
+                "jit_compile",
+                "xla_compiles",
+                "xla_estimated",
+                "xla_seconds",
+                "xla_cost_calls",
+                "xla_slow_calls",
+                "xla_slow_seconds",
+                "graphs",
+                "suggestion",
+            ),
+            hints=list(self.hints),
+            graphs=[g.to_dict() for g in self.graphs],
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FunctionSummary:

@@ -221,3 +221,26 @@ def test_the_count_equals_the_compilations_tensorflow_logged(tmp_path: Path) -> 
     assert counted["inner"] == 2
     assert counted["loss"] == 2  # the forward twin, and the backward pass at tape.gradient
     assert counted["one_step_on_data"] == 2  # 32-row batches and the last batch of 4 rows
+
+
+@pytest.mark.parametrize(
+    ("calls", "expected"),
+    [
+        # a Keras epoch as measured: the partial last batch compiles, a 12 ms stall does not
+        (
+            [(0.0122, True), (0.0077, True), (0.507, True), (0.0022, True), (0.0008, True)],
+            [False, False, True, False, False],
+        ),
+        # a 40 ms stall on ~1 ms calls is not a compilation (under 50 ms above the median)
+        ([(0.001, True), (0.04, True), (0.001, True)], [False, False, False]),
+        # only candidates can be judged compiled; the others are references
+        (
+            [(0.3, False), (0.001, False), (0.001, False), (0.001, False), (0.3, True)],
+            [False, False, False, False, True],
+        ),
+    ],
+)
+def test_judging_by_time(calls: list[tuple[float, bool]], expected: list[bool]) -> None:
+    from tfgraph_lab._xla import estimate_hidden
+
+    assert estimate_hidden({1: calls}) == {1: expected}

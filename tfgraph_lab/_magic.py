@@ -23,7 +23,7 @@ from IPython.display import display
 
 from .budget import TraceBudget
 from .errors import TensorFlowMissingError, TfgraphLabError, UsageProblem
-from .output import write_json
+from .output import write_chrome_trace, write_json
 
 __all__ = ["TraceWatchMagics", "load", "unload"]
 
@@ -47,6 +47,12 @@ class TraceWatchMagics(Magics):
         "The cell fails with TraceBudgetExceeded after the report is shown.",
     )
     @argument("--json", metavar="PATH", help="Also write the report as JSON (version 1) to PATH.")
+    @argument(
+        "--trace",
+        metavar="PATH",
+        help="Also write the calls as a timeline (Chrome Trace Event Format) to PATH: open it in "
+        "Perfetto (ui.perfetto.dev) or chrome://tracing.",
+    )
     @argument("--all", action="store_true", help="Show TensorFlow/Keras internal functions too.")
     @argument(
         "--compare-eager",
@@ -68,7 +74,7 @@ class TraceWatchMagics(Magics):
 
         Usage, as a cell magic::
 
-            %%tracewatch [-q] [-o] [-v NAME] [--max-traces N|FN=N ...] [--json PATH]
+            %%tracewatch [-q] [-o] [-v NAME] [--max-traces N|FN=N ...] [--json PATH] [--trace PATH]
                          [--all] [--compare-eager] [--live]
 
         As a line magic, ``%tracewatch on`` watches every following cell and shows a compact
@@ -102,6 +108,8 @@ class TraceWatchMagics(Magics):
             raise UsageError(str(exc)) from None
         if args.json is not None:
             args.json = _unquote(args.json)
+        if args.trace is not None:
+            args.trace = _unquote(args.trace)
         if args.variable is not None and (
             not args.variable.isidentifier() or keyword.iskeyword(args.variable)
         ):
@@ -151,9 +159,11 @@ class TraceWatchMagics(Magics):
         if args.variable:
             shell: Any = self.shell
             shell.user_ns[args.variable] = report
-        if args.json:
+        for path, write in ((args.json, write_json), (args.trace, write_chrome_trace)):
+            if not path:
+                continue
             try:
-                write_json(report, args.json)
+                write(report, path)
             except TfgraphLabError as exc:
                 if error is None:
                     raise UsageError(str(exc)) from None

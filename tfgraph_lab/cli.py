@@ -9,6 +9,7 @@ Exit status of ``run``: the script's own status; 3 when the script succeeded but
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import runpy
 import sys
@@ -38,11 +39,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser(
         "run",
-        help="run a Python script under the recorder; the report goes to stderr",
-        description="Run SCRIPT with every tf.function watched. The script's stdout and exit "
-        "status pass through; the text report is printed to stderr.",
+        help="run a Python script (or -m MODULE) under the recorder; the report goes to stderr",
+        description="Run SCRIPT (or -m MODULE, like python -m) with every tf.function watched. "
+        "Each retrace is logged to stderr the moment it happens; the script's stdout and exit "
+        "status pass through; the text report is printed to stderr at the end.",
     )
     run.add_argument("--json", metavar="PATH", help="also write the report as JSON (version 1)")
+    run.add_argument(
+        "--trace",
+        metavar="PATH",
+        help="also write a timeline (Chrome Trace Event Format; open it in Perfetto or chrome://tracing)",
+    )
     run.add_argument(
         "--max-traces",
         action="append",
@@ -51,16 +58,33 @@ def build_parser() -> argparse.ArgumentParser:
         f"exit status {EXIT_BUDGET} when broken",
     )
     run.add_argument("--all", action="store_true", help="also list TensorFlow/Keras functions")
-    run.add_argument("-q", "--quiet", action="store_true", help="do not print the report")
-    run.add_argument("script", help="the Python script to run")
+    run.add_argument(
+        "-q", "--quiet", action="store_true", help="print neither the live retrace lines nor the report"
+    )
+    run.add_argument(
+        "-m",
+        dest="module",
+        nargs=argparse.REMAINDER,
+        metavar="MODULE [ARGS]",
+        help="run a library module as a script, like python -m (the rest of the line is its arguments)",
+    )
+    run.add_argument("script", nargs="?", help="the Python script to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
 
     demo = sub.add_parser("demo", help="show the retracing trap and its cure on a tiny model")
     demo.add_argument("--json", metavar="PATH", help="write the trap's report as JSON")
 
-    show = sub.add_parser("report", help="print a report saved with --json")
-    show.add_argument("path", help="a JSON file written by --json")
+    show = sub.add_parser(
+        "report",
+        help="print a report saved with --json, or merge several (one per process)",
+        description="Print a report saved with --json. Given several, merge them: each "
+        "function's counts summed over the processes, with a per-process breakdown.",
+    )
+    show.add_argument("paths", nargs="+", metavar="PATH", help="JSON files written by --json")
     show.add_argument("--all", action="store_true", help="also list TensorFlow/Keras functions")
+    show.add_argument("--json", metavar="OUT", help="write the (merged) report as JSON")
+    show.add_argument("--html", metavar="OUT", help="write the (merged) report as one standalone HTML page")
+    show.add_argument("--trace", metavar="OUT", help="write the timeline (Chrome Trace Event Format)")
 
     add_workshop_links_parser(sub)
     return parser
@@ -91,36 +115,61 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         budget = TraceBudget.parse(args.max_traces)
     except UsageProblem as exc:
         parser.error(str(exc))
-    script = args.script
-    if not os.path.isfile(script):
-        parser.error(f"no such script: {script!r}")
+    module: str | None = None
+    if args.module is not None:
+        if not args.module:
+            parser.error("-m needs a module name, e.g. tfgraph-lab run -m mypackage.train")
+        module, *script_args = args.module
+        if args.script is not None:  # "run SCRIPT -m X": -m belongs to the script
+            parser.error("give either SCRIPT or -m MODULE, not both")
+    else:
+        script = args.script
+        if script is None:
+            parser.error("give a script to run (or -m MODULE)")
+        if not os.path.isfile(script):
+            parser.error(f"no such script: {script!r}")
+        script_args = args.args
     _quiet_tensorflow()
-    from .output import write_json
+    from .livelog import stream_to_stderr
+    from .output import write_chrome_trace, write_json
     from .recorder import TraceRecorder
 
     recorder = TraceRecorder(budget)
     status = 0
     old_argv = sys.argv
-    sys.argv = [script, *args.args]
-    script_dir = os.path.dirname(os.path.abspath(script))
-    sys.path.insert(0, script_dir)
+    if module is not None:
+        sys.argv = [module, *script_args]  # runpy puts the module's path in argv[0]
+        path0 = os.getcwd()  # python -m puts the working directory first
+    else:
+        sys.argv = [script, *script_args]
+        path0 = os.path.dirname(os.path.abspath(script))
+    sys.path.insert(0, path0)
+    if module is not None and not _module_exists(module):
+        sys.path.remove(path0)
+        sys.argv = old_argv
+        print(f"tfgraph-lab: no module named {module!r} (as python -m would find it)", file=sys.stderr)
+        return 1
     try:
-        recorder.start()
-        try:
-            runpy.run_path(script, run_name="__main__")
-        except SystemExit as exc:
-            status = _exit_code(exc.code)
-        except BaseException:
-            traceback.print_exc()
-            status = 1
-        finally:
-            recorder.stop()
+        with stream_to_stderr(quiet=args.quiet):
+            recorder.start()
+            try:
+                if module is not None:
+                    runpy.run_module(module, run_name="__main__", alter_sys=True)
+                else:
+                    runpy.run_path(script, run_name="__main__")
+            except SystemExit as exc:
+                status = _exit_code(exc.code)
+            except BaseException:
+                traceback.print_exc()
+                status = 1
+            finally:
+                recorder.stop()
     except TfgraphLabError as exc:
         print(f"tfgraph-lab: {exc}", file=sys.stderr)
         return 2
     finally:
         sys.argv = old_argv
-        if sys.path and sys.path[0] == script_dir:
+        if sys.path and sys.path[0] == path0:
             sys.path.pop(0)
     sys.stdout.flush()
     report = recorder.report
@@ -128,18 +177,29 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         report = report.with_options(show_framework=True)
     if not args.quiet:
         print(report, file=sys.stderr)
-    if args.json:
-        try:
+    try:
+        if args.json:
             write_json(report, args.json)
-        except TfgraphLabError as exc:
-            print(f"tfgraph-lab: {exc}", file=sys.stderr)
-            return status or 2
+        if args.trace:
+            write_chrome_trace(report, args.trace)
+    except TfgraphLabError as exc:
+        print(f"tfgraph-lab: {exc}", file=sys.stderr)
+        return status or 2
     if budget is not None and status == 0:
         overruns = budget.overruns(report.functions)
         if overruns:
             print(f"tfgraph-lab: {budget_message(overruns)}", file=sys.stderr)
             return EXIT_BUDGET
     return status
+
+
+def _module_exists(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent package missing, or an empty name part
+        return False
 
 
 def _exit_code(code: object) -> int:
@@ -174,14 +234,48 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _report(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from .merge import merge_reports, process_names
+    from .output import write_chrome_trace, write_html, write_text
+    from .render.merged import render_breakdown_text, render_page
     from .report import TraceReport
 
+    reports = []
+    for path in args.paths:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                reports.append(TraceReport.from_json(fh.read()))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            parser.error(f"cannot read a tfgraph_lab report from {path!r}: {exc}")
+    merged = None
+    if len(reports) == 1:
+        report = reports[0]
+        title = f"tfgraph_lab report: {os.path.basename(args.paths[0])}"
+    else:
+        merged = merge_reports(list(zip(process_names(args.paths), reports)))
+        report = merged.report
+        title = f"tfgraph_lab report: {len(reports)} processes merged"
+    report = report.with_options(show_framework=args.all)
+    print(report)
+    if merged is not None:
+        print()
+        print(render_breakdown_text(merged, show_framework=args.all))
     try:
-        with open(args.path, encoding="utf-8") as fh:
-            report = TraceReport.from_json(fh.read())
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        parser.error(f"cannot read a tfgraph_lab report from {args.path!r}: {exc}")
-    print(report.with_options(show_framework=args.all))
+        if args.json:
+            data = merged.to_dict() if merged is not None else report.to_dict()
+            write_text(
+                json.dumps(data, indent=1, ensure_ascii=False) + "\n",
+                args.json,
+                "--json",
+                "the JSON report",
+                "merged.json",
+            )
+        if args.html:
+            write_html(render_page(report, title, merged), args.html)
+        if args.trace:
+            write_chrome_trace(report, args.trace)
+    except TfgraphLabError as exc:
+        print(f"tfgraph-lab: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

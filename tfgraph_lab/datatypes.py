@@ -152,7 +152,9 @@ class Event:
 
     ``traces`` is the number of graphs this event added to the cache (2 for a first call that
     created variables). ``graph`` is the index, in the function's ``graphs``, of the graph that
-    ran, when known. Reasons are filled only for events that traced.
+    ran, when known. Reasons are filled only for events that traced. ``start`` is when the call
+    began, in seconds from the watch's start (None in reports saved before it was recorded);
+    ``thread`` names the thread when it is not the main thread.
     """
 
     index: int
@@ -175,6 +177,7 @@ class Event:
     xla_compiled: bool = False  # XLA compiled on this call (a jit_compile=True graph in it)
     xla_estimated: bool = False  # ...judged from the call time (shapes Python cannot see)
     xla_reasons: tuple[Reason, ...] = ()
+    start: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         data: dict[str, object] = _as_dict(
@@ -199,7 +202,7 @@ class Event:
         for key in ("eager", "failed_trace", "wasted", "xla_estimated"):
             if getattr(self, key):
                 data[key] = True
-        for key in ("error", "caller", "thread", "signature"):
+        for key in ("error", "caller", "thread", "signature", "start"):
             value = getattr(self, key)
             if value is not None:
                 data[key] = value
@@ -228,6 +231,7 @@ class Event:
             xla_compiled=bool(data.get("xla_compiled", False)),
             xla_estimated=bool(data.get("xla_estimated", False)),
             xla_reasons=tuple(Reason.from_dict(r) for r in data.get("xla_reasons", [])),
+            start=_optional_float(data.get("start")),
         )
 
 
@@ -236,6 +240,8 @@ class CallRun:
     """Consecutive cached calls summarised to keep long watches small (no per-call events).
 
     ``first`` is the call index of the first call in the run; ``functions`` the qualnames.
+    ``start`` is when its first call began (seconds from the watch's start, when known) and
+    ``thread`` the thread its calls ran on (None: the main thread).
     """
 
     first: int
@@ -243,11 +249,18 @@ class CallRun:
     seconds: float
     max_seconds: float
     functions: tuple[str, ...]
+    start: float | None = None
+    thread: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return _as_dict(
+        data = _as_dict(
             self, ("first", "calls", "seconds", "max_seconds", "functions"), functions=list(self.functions)
         )
+        if self.start is not None:
+            data["start"] = self.start
+        if self.thread is not None:
+            data["thread"] = self.thread
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CallRun:
@@ -257,6 +270,8 @@ class CallRun:
             float(data["seconds"]),
             float(data["max_seconds"]),
             tuple(data.get("functions", ())),
+            start=_optional_float(data.get("start")),
+            thread=data.get("thread"),
         )
 
 
@@ -376,3 +391,7 @@ class FunctionSummary:
             xla_slow_calls=int(data.get("xla_slow_calls", 0)),
             xla_slow_seconds=float(data.get("xla_slow_seconds", 0.0)),
         )
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)

@@ -7,6 +7,7 @@ cause. No TensorFlow, no IPython.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import TYPE_CHECKING
 
@@ -15,24 +16,38 @@ from .errors import TfgraphLabError
 if TYPE_CHECKING:
     from .report import TraceReport
 
-__all__ = ["write_json"]
+__all__ = ["write_chrome_trace", "write_html", "write_json", "write_text"]
 
 
 def write_json(report: TraceReport, path: str | os.PathLike[str]) -> str:
     """Write ``report.to_json()`` to ``path``; return the path written."""
+    return write_text(report.to_json(indent=1) + "\n", path, "--json", "the JSON report", "report.json")
+
+
+def write_chrome_trace(report: TraceReport, path: str | os.PathLike[str]) -> str:
+    """Write ``report.to_chrome_trace()`` (Perfetto / chrome://tracing JSON) to ``path``."""
+    text = json.dumps(report.to_chrome_trace(), ensure_ascii=False, separators=(",", ":"))
+    return write_text(text + "\n", path, "--trace", "the timeline", "trace.json")
+
+
+def write_html(html: str, path: str | os.PathLike[str]) -> str:
+    """Write a standalone HTML page to ``path``."""
+    return write_text(html, path, "--html", "the HTML report", "report.html")
+
+
+def write_text(text: str, path: str | os.PathLike[str], flag: str, what: str, example: str) -> str:
+    """Write ``text`` to exactly ``path``; OS errors become a TfgraphLabError naming ``flag``."""
     target = os.fspath(path)
     if not target or target.strip() != target:
-        raise TfgraphLabError(f"--json needs a file path, got {target!r}")
+        raise TfgraphLabError(f"{flag} needs a file path, got {target!r}")
     if os.path.isdir(target):
-        raise TfgraphLabError(f"--json {target!r} is a directory; give a file path such as report.json")
-    text = report.to_json(indent=1)
+        raise TfgraphLabError(f"{flag} {target!r} is a directory; give a file path such as {example}")
     try:
         with open(target, "w", encoding="utf-8") as fh:
             fh.write(text)
-            fh.write("\n")
     except OSError as exc:
         raise TfgraphLabError(
-            f"could not write the JSON report to {target!r}: {exc.strerror or exc}. "
+            f"could not write {what} to {target!r}: {exc.strerror or exc}. "
             "The report above is complete; choose a writable path."
         ) from None
     return target

@@ -162,6 +162,13 @@ class TraceReport:
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
+    def to_chrome_trace(self) -> dict[str, Any]:
+        """The calls as a timeline in Chrome Trace Event Format (open it in Perfetto or
+        ``chrome://tracing``): one event per call, traced calls with ``"cat": "trace"``."""
+        from .render.chrome_trace import render_chrome_trace
+
+        return render_chrome_trace(self)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TraceReport:
         """Rebuild a report from :meth:`to_dict` output (e.g. a ``--json`` file)."""

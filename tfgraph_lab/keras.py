@@ -1,0 +1,234 @@
+"""``TraceCallback``: watch Keras's ``fit``/``evaluate``/``predict`` for retraces.
+
+Pass it to the calls you want watched: it watches only while such a call runs (``evaluate``
+run by ``fit`` for validation nests inside the fit's watch), accumulates over calls, logs each
+retrace the moment it happens (see :mod:`tfgraph_lab.livelog`), keeps ``cb.report`` (a
+:class:`~tfgraph_lab.report.TraceReport` including Keras's own functions, each traced call
+mapped to the user's line) and, with ``max_retraces``, raises
+:class:`~tfgraph_lab.errors.TraceBudgetExceeded` out of the call that went over, with
+TensorFlow left unpatched. With ``log_dir`` it writes TensorBoard scalars after each epoch.
+
+Importing this module imports Keras (Keras 3 on the TensorFlow backend; tf-keras when
+``TF_USE_LEGACY_KERAS=1`` selects it); ``import tfgraph_lab`` does not import this module.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import weakref
+from contextlib import ExitStack
+from typing import Any
+
+from .errors import TraceBudgetExceeded, UsageProblem
+from .livelog import stream_to_stderr
+from .merge import merge_reports
+from .recorder import TraceRecorder
+from .report import TraceReport
+from .tensorboard import TraceScalars
+
+__all__ = ["TraceCallback"]
+
+
+def _keras() -> Any:
+    if os.environ.get("TF_USE_LEGACY_KERAS", "").lower() in ("1", "true", "yes"):
+        try:
+            return importlib.import_module("tf_keras")
+        except ImportError:
+            pass
+    return importlib.import_module("keras")
+
+
+_KERAS = _keras()
+_Callback: Any = _KERAS.callbacks.Callback
+_NOT_RETRACES = ("first-trace", "variable-creation")
+
+
+def _stop_quietly(watch: list[Any]) -> None:
+    """Finalizer: end a watch a failed call left running (Keras calls no ``on_*_end`` when
+    ``fit`` raises)."""
+    for item in watch:
+        item.close()
+    watch.clear()
+
+
+class TraceCallback(_Callback):  # type: ignore[misc]
+    """Watch the Keras calls this callback is passed to; ``cb.report`` is what they traced.
+
+    ``max_retraces``: how many retraces (traces after a function object's first, and traces of
+    new function objects, Keras's own included) all calls together may make; one more raises
+    ``TraceBudgetExceeded`` out of the call. ``log_dir``: write TensorBoard scalars there after
+    each epoch of ``fit`` (step = epoch) and at the end of ``evaluate``/``predict`` run on
+    their own (step = number of such calls so far).
+    """
+
+    def __init__(
+        self, max_retraces: int | None = None, log_dir: str | os.PathLike[str] | None = None
+    ) -> None:
+        super().__init__()
+        if max_retraces is not None and (
+            isinstance(max_retraces, bool) or not isinstance(max_retraces, int) or max_retraces < 0
+        ):
+            raise UsageProblem(f"max_retraces must be a whole number >= 0 or None, got {max_retraces!r}")
+        backend = getattr(getattr(_KERAS, "backend", None), "backend", lambda: "tensorflow")()
+        if backend != "tensorflow":
+            raise UsageProblem(
+                f"TraceCallback watches TensorFlow's tf.function, but this Keras runs on the "
+                f"{backend!r} backend; set KERAS_BACKEND=tensorflow before importing Keras"
+            )
+        self.max_retraces = max_retraces
+        self.log_dir = None if log_dir is None else os.fspath(log_dir)
+        self._depth = 0
+        self._kind = ""
+        self._recorder: TraceRecorder | None = None
+        self._open: list[Any] = []  # ExitStack of the running call (logging set-up, recorder)
+        self._finished: list[tuple[TraceReport, float]] = []  # (report, started_at) per call
+        self._merged: TraceReport | None = None
+        self._scalars = TraceScalars(self.log_dir) if self.log_dir is not None else None
+        self._lone_calls = 0  # evaluate/predict run on their own, for the TensorBoard step
+        self._finalizer = weakref.finalize(self, _stop_quietly, self._open)
+
+    # ----------------------------------------------------------------- Keras hooks
+    def on_train_begin(self, logs: Any = None) -> None:
+        self._begin("fit")
+
+    def on_train_end(self, logs: Any = None) -> None:
+        self._end()
+
+    def on_test_begin(self, logs: Any = None) -> None:
+        self._begin("evaluate")
+
+    def on_test_end(self, logs: Any = None) -> None:
+        self._end()
+
+    def on_predict_begin(self, logs: Any = None) -> None:
+        self._begin("predict")
+
+    def on_predict_end(self, logs: Any = None) -> None:
+        self._end()
+
+    def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+        self._check_live()
+
+    def on_test_batch_end(self, batch: int, logs: Any = None) -> None:
+        self._check_live()
+
+    def on_predict_batch_end(self, batch: int, logs: Any = None) -> None:
+        self._check_live()
+
+    def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+        if self._scalars is not None and self._recorder is not None:
+            self._scalars.write(self._combined(self._recorder.report), epoch)
+
+    # --------------------------------------------------------------------- public
+    @property
+    def report(self) -> TraceReport:
+        """Everything the watched calls traced, summed over calls (live while one runs)."""
+        if self._recorder is not None and self._recorder.active:
+            return self._combined(self._recorder.report)
+        if self._merged is None:
+            self._merged = self._combined(None)
+        return self._merged
+
+    @property
+    def retraces(self) -> int:
+        """Retraces so far over all watched calls (Keras's own functions included)."""
+        done = sum(sum(f.retraces for f in r.functions) for r, _ in self._finished)
+        if self._recorder is not None and self._recorder.active:
+            done += self._recorder.live_counters(recent=0).retraces
+        return done
+
+    def close(self) -> None:
+        """End a watch that a failed call left running, and close the TensorBoard writer."""
+        if self._depth:
+            self._stop()
+        if self._scalars is not None:
+            self._scalars.close()
+
+    # ----------------------------------------------------------------- internals
+    def _begin(self, kind: str) -> None:
+        if self._depth and self._recorder is not None and not self._recorder.active:
+            self._depth = 0  # defensive: a watch someone else ended
+        if self._depth and self._kind == kind:
+            # A new fit while our fit "runs": the last one raised (Keras then skips on_*_end).
+            self._stop()
+        self._depth += 1
+        if self._depth > 1:
+            return  # evaluate inside fit (validation): the fit's watch covers it
+        self._kind = kind
+        stack = ExitStack()
+        stack.enter_context(stream_to_stderr(only_if_unconfigured=True))
+        try:
+            recorder = TraceRecorder()
+            recorder.start()
+        except BaseException:
+            stack.close()
+            self._depth = 0
+            raise
+        stack.callback(recorder.stop)
+        self._recorder = recorder
+        self._open.append(stack)
+
+    def _end(self) -> None:
+        if self._depth == 0:
+            return
+        self._depth -= 1
+        if self._depth:
+            return
+        self._stop()
+        if self._scalars is not None and self._kind != "fit":
+            self._lone_calls += 1
+            self._scalars.write(self.report, self._lone_calls)
+        over = self._over_budget()
+        if over is not None:
+            raise over
+
+    def _stop(self) -> None:
+        recorder, self._recorder = self._recorder, None
+        self._depth = 0
+        _stop_quietly(self._open)  # stops the recorder and restores logging
+        if recorder is not None:
+            self._finished.append((recorder.report, recorder.started_at))
+            self._merged = None
+
+    def _check_live(self) -> None:
+        if self.max_retraces is None or self._recorder is None:
+            return
+        if self.retraces > self.max_retraces:
+            self._stop()  # TensorFlow unpatched before the error leaves the call
+            over = self._over_budget()
+            assert over is not None
+            raise over
+
+    def _over_budget(self) -> TraceBudgetExceeded | None:
+        if self.max_retraces is None:
+            return None
+        report = self.report
+        total = sum(f.retraces for f in report.functions)
+        if total <= self.max_retraces:
+            return None
+        overruns = [(f.qualname, f.retraces, self.max_retraces) for f in report.functions if f.retraces]
+        error = TraceBudgetExceeded(overruns, report)
+        named = ", ".join(f"{name} ×{n}" for name, n, _ in overruns)
+        error.args = (
+            f"Keras {self._kind} went over max_retraces={self.max_retraces}: {total} retraces "
+            f"({named}). The retrace lines above and cb.report say why each happened and how "
+            "to fix it.",
+        )
+        return error
+
+    def _combined(self, running: TraceReport | None) -> TraceReport:
+        parts = list(self._finished)
+        if running is not None and self._recorder is not None:
+            parts.append((running, self._recorder.started_at))
+        if not parts:
+            return TraceReport()
+        if len(parts) == 1:
+            return parts[0][0]
+        origin = parts[0][1]
+        merged = merge_reports(
+            [(str(i), r) for i, (r, _) in enumerate(parts)],
+            start_offsets=[at - origin for _, at in parts],
+            label_tracks=False,
+        )
+        return merged.report

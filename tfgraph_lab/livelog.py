@@ -1,0 +1,140 @@
+"""The live log: one record on the ``tfgraph_lab`` logger per retrace, the moment it happens.
+
+While any watch or monitor is active, the recorder calls :func:`log_retrace` when a call that
+retraced returns (its reasons are computed then), or when a trace made without a call (tf.data,
+``get_concrete_function``) is recorded: never on a cache hit. Standard :mod:`logging` at level
+WARNING, so with logging unconfigured the lines reach stderr through Python's last-resort
+handler, and a configured application gets them where it sends its warnings. Each record also
+carries the plain data as ``record.tfgraph_lab`` (a dict) for structured handlers.
+
+Where the report is shown anyway (an IPython shell: ``%%tracewatch``, the labs) and nobody
+configured logging, the record is not emitted to the last-resort handler: it would print the
+same retrace twice, once in red above the report. :func:`stream_to_stderr` is what
+``tfgraph-lab run`` and the Keras callback use to make sure the lines are seen.
+
+Imports neither TensorFlow nor IPython.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from .datatypes import Reason
+from .render.format import fmt_seconds, short_path
+
+__all__ = ["LOGGER", "format_retrace", "log_retrace", "stream_to_stderr"]
+
+LOGGER = logging.getLogger("tfgraph_lab")
+
+NOT_RETRACES = ("first-trace", "variable-creation")
+
+
+def format_retrace(
+    qualname: str,
+    reasons: Sequence[Reason],
+    caller: str | None,
+    seconds: float,
+    thread: str | None = None,
+    via: str = "call",
+) -> str:
+    """One line: function, reason code(s), argument before → after, the user's line, cost, fix."""
+    shown = [r for r in reasons if r.code not in NOT_RETRACES] or list(reasons)
+    changes = []
+    for r in shown:
+        text = r.code
+        if r.argument:
+            text += f" {r.argument}"
+        if r.before or r.after:
+            text += f": {r.before or '?'} → {r.after or '?'}"
+        changes.append(text)
+    parts = [f"tfgraph_lab: {qualname} retraced ({'; '.join(changes) or 'unexplained'})"]
+    if via != "call":
+        parts.append(f"via {via}")
+    if caller:
+        parts.append(f"at {short_path(caller)}")
+    if thread:
+        parts.append(f"thread {thread}")
+    parts.append(f"cost {fmt_seconds(seconds)}")
+    fix = next((r.fix for r in shown if r.fix), "")
+    if fix:
+        parts.append(f"fix: {fix}")
+    return " · ".join(parts)
+
+
+def log_retrace(
+    qualname: str,
+    filename: str,
+    reasons: Sequence[Reason],
+    caller: str | None,
+    seconds: float,
+    thread: str | None = None,
+    via: str = "call",
+) -> None:
+    """Emit one WARNING record for a retrace (called on the trace path only)."""
+    try:
+        if not LOGGER.isEnabledFor(logging.WARNING):
+            return
+        if not LOGGER.hasHandlers() and _report_shown_anyway():
+            return
+        data: dict[str, Any] = {
+            "function": qualname,
+            "filename": filename,
+            "codes": [r.code for r in reasons if r.code not in NOT_RETRACES],
+            "reasons": [r.to_dict() for r in reasons],
+            "caller": caller,
+            "seconds": seconds,
+            "thread": thread,
+            "via": via,
+        }
+        LOGGER.warning(
+            "%s", format_retrace(qualname, reasons, caller, seconds, thread, via), extra={"tfgraph_lab": data}
+        )
+    except Exception:  # a broken handler or formatter must never break the user's call
+        pass
+
+
+def _report_shown_anyway() -> bool:
+    """In an IPython shell the report (or the lab) shows every retrace already."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        return ipython.get_ipython() is not None
+    except Exception:
+        return False
+
+
+class _StderrHandler(logging.Handler):
+    """Writes to whatever ``sys.stderr`` is at the time (a notebook replaces it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:
+            self.handleError(record)
+
+
+@contextmanager
+def stream_to_stderr(quiet: bool = False, only_if_unconfigured: bool = False) -> Iterator[None]:
+    """Within the block, retrace lines go to stderr as they happen (flushed at once).
+
+    ``quiet`` silences them instead. ``only_if_unconfigured`` leaves logging alone when the
+    application configured handlers itself (the Keras callback: the user's logging wins).
+    """
+    if only_if_unconfigured and LOGGER.hasHandlers():
+        yield
+        return
+    handler: logging.Handler = logging.NullHandler() if quiet else _StderrHandler(logging.WARNING)
+    propagate = LOGGER.propagate
+    LOGGER.addHandler(handler)
+    LOGGER.propagate = False  # a script that configured the root logger must not print it twice
+    try:
+        yield
+    finally:
+        LOGGER.removeHandler(handler)
+        LOGGER.propagate = propagate

@@ -1,0 +1,141 @@
+"""A TraceReport as a Chrome Trace Event Format timeline, the JSON Perfetto and chrome://tracing open.
+
+One complete event (``"ph": "X"``, ``ts``/``dur`` in microseconds from the watch's start) per
+recorded call; a call that traced has ``"cat": "trace"`` and its reason codes in ``args``; a
+summarised run of cached calls (long watches fold them, see :mod:`tfgraph_lab._calllog`) is one
+event carrying its call count. Traces made without a call (``get_concrete_function``, tf.data,
+SavedModel) are events too, with ``"cat": "trace"`` and their ``via``. One track (``tid``) per
+thread, named by metadata events. Reports saved before start times were recorded are laid out
+call after call. Reads the report's plain data only: no TensorFlow, no IPython.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..datatypes import CallRun, Event
+
+if TYPE_CHECKING:
+    from ..report import TraceReport
+
+__all__ = ["MAIN_THREAD", "render_chrome_trace"]
+
+MAIN_THREAD = "MainThread"
+_PID = 1
+_NOT_RETRACES = ("first-trace", "variable-creation")
+
+
+def render_chrome_trace(report: TraceReport) -> dict[str, Any]:
+    """The timeline as a dict ready for ``json.dump`` (the JSON Object Format)."""
+    framework = {(f.qualname, f.filename) for f in report.functions if f.framework}
+    items: list[tuple[int, Event | CallRun]] = [(e.index, e) for e in report.events]
+    items += [(r.first, r) for r in report.runs]
+    items.sort(key=lambda pair: pair[0])
+    timed = all(_start(item) is not None for _, item in items)
+    tids: dict[str, int] = {MAIN_THREAD: 1}
+    events: list[dict[str, Any]] = []
+    cursor = 0.0  # for reports without start times: one call after the other
+    for _, item in items:
+        start = _start(item) if timed else cursor
+        assert start is not None
+        cursor = start + item.seconds
+        thread = item.thread or MAIN_THREAD
+        tid = tids.setdefault(thread, len(tids) + 1)
+        if isinstance(item, CallRun):
+            events.append(_run_event(item, start, tid))
+        else:
+            events.append(_call_event(item, start, tid, (item.qualname, item.filename) in framework))
+    events.sort(key=lambda e: (e["tid"], e["ts"]))
+    meta: list[dict[str, Any]] = [
+        {"name": "process_name", "ph": "M", "pid": _PID, "tid": 0, "args": {"name": "tfgraph_lab watch"}}
+    ]
+    meta += [
+        {"name": "thread_name", "ph": "M", "pid": _PID, "tid": tid, "args": {"name": name}}
+        for name, tid in tids.items()
+    ]
+    return {
+        "traceEvents": meta + events,
+        "displayTimeUnit": "ms",
+        "otherData": {
+            "generator": "tfgraph_lab",
+            "tf_version": report.tf_version,
+            "watch_seconds": report.seconds,
+            "traces": sum(f.traces for f in report.functions),
+            "retraces": sum(f.retraces for f in report.functions),
+            "laid_out": "recorded start times" if timed else "one call after another (no start times)",
+        },
+    }
+
+
+def _start(item: Event | CallRun) -> float | None:
+    return item.start
+
+
+def _us(seconds: float) -> float:
+    return round(seconds * 1e6, 3)
+
+
+def _call_event(event: Event, start: float, tid: int, framework: bool) -> dict[str, Any]:
+    traced = event.traced or event.failed_trace
+    args: dict[str, Any] = {"via": event.via, "call": event.index}
+    if framework:
+        args["framework"] = True
+    if event.graph is not None:
+        args["graph"] = event.graph
+    if traced:
+        codes = list(dict.fromkeys(r.code for r in event.reasons))
+        args["traces"] = event.traces
+        args["reasons"] = codes
+        args["retrace"] = any(code not in _NOT_RETRACES for code in codes)
+        args["details"] = [_reason_line(r.code, r.argument, r.before, r.after) for r in event.reasons]
+        fixes = [r.fix for r in event.reasons if r.fix]
+        if fixes:
+            args["fix"] = fixes[0]
+        if event.signature:
+            args["signature"] = event.signature
+        if event.caller:
+            args["caller"] = event.caller
+    if event.error:
+        args["error"] = event.error
+    if event.eager:
+        args["eager"] = True
+    out: dict[str, Any] = {
+        "name": f"{event.qualname} · traced" if traced else event.qualname,
+        "cat": "trace" if traced else "call",
+        "ph": "X",
+        "ts": _us(start),
+        "dur": _us(event.seconds),
+        "pid": _PID,
+        "tid": tid,
+        "args": args,
+    }
+    if traced:
+        out["cname"] = "terrible" if args["retrace"] else "bad"  # chrome://tracing's palette
+    return out
+
+
+def _run_event(run: CallRun, start: float, tid: int) -> dict[str, Any]:
+    names = ", ".join(run.functions)
+    return {
+        "name": f"{run.calls} cached calls ({names})" if names else f"{run.calls} cached calls",
+        "cat": "call",
+        "ph": "X",
+        "ts": _us(start),
+        "dur": _us(run.seconds),
+        "pid": _PID,
+        "tid": tid,
+        "args": {
+            "summarised": True,
+            "calls": run.calls,
+            "first_call": run.first,
+            "functions": list(run.functions),
+            "longest_call_us": _us(run.max_seconds),
+        },
+    }
+
+
+def _reason_line(code: str, argument: str, before: str, after: str) -> str:
+    line = f"{code}: {argument}" if argument else code
+    if before or after:
+        line += f" {before} → {after}"
+    return line

@@ -1,0 +1,107 @@
+"""TensorBoard scalars of a watch: traces per function, retraces and tracing seconds.
+
+``TraceScalars`` writes, for one report at one step, ``tfgraph_lab/traces/<function>`` (graphs
+each function traced so far), ``tfgraph_lab/retraces`` and ``tfgraph_lab/tracing_seconds``
+with ``tf.summary.write`` (no tensorboard package needed to write them), so retraces sit beside the loss. Framework (Keras) functions are included:
+a recompiled model's new train function is exactly what a user looks for there. Used by
+``watch(tensorboard_dir=...)`` and ``tfgraph_lab.keras.TraceCallback(log_dir=...)``.
+Imports TensorFlow when a writer is made; never IPython.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .report import TraceReport
+
+__all__ = ["TAG_PREFIX", "TraceScalars", "write_watch_scalars"]
+
+TAG_PREFIX = "tfgraph_lab"
+
+
+class TraceScalars:
+    """A summary writer for one log directory (created on first write)."""
+
+    def __init__(self, log_dir: str | os.PathLike[str]) -> None:
+        self.log_dir = os.fspath(log_dir)
+        self._writer: Any = None
+
+    def write(self, report: TraceReport, step: int) -> None:
+        """The report's running totals at ``step`` (cumulative values, all functions)."""
+        self.write_values(_totals(report), step)
+
+    def write_values(self, values: dict[str, float], step: int) -> None:
+        import tensorflow as tf
+
+        if self._writer is None:
+            self._writer = tf.summary.create_file_writer(self.log_dir)
+        # init_scope: a step may end while a tf.function traces (never in Keras's callbacks, but
+        # a summary op must never land in the user's graph).
+        with tf.init_scope(), self._writer.as_default():
+            for tag, value in values.items():
+                tf.summary.write(
+                    tag, tf.constant(float(value), tf.float32), step=step, metadata=_scalar_metadata()
+                )
+        self._writer.flush()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+def _scalar_metadata() -> Any:
+    """What TensorBoard's scalar plugin writes, built with TensorFlow alone.
+
+    ``tf.summary.scalar`` needs the tensorboard package (TF 2.21 raises TBNotInstalledError
+    without it); ``tf.summary.write`` with this metadata makes the same event: plugin "scalars",
+    ``ScalarPluginData(version=0)`` (which serialises to no bytes), data class scalar.
+    """
+    from tensorflow.core.framework import summary_pb2
+
+    return summary_pb2.SummaryMetadata(
+        plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars", content=b""),
+        data_class=summary_pb2.DATA_CLASS_SCALAR,
+    )
+
+
+def _totals(report: TraceReport) -> dict[str, float]:
+    values: dict[str, float] = {}
+    for fn in report.functions:
+        tag = f"{TAG_PREFIX}/traces/{fn.qualname}"
+        values[tag] = values.get(tag, 0) + fn.traces
+    values[f"{TAG_PREFIX}/retraces"] = sum(f.retraces for f in report.functions)
+    values[f"{TAG_PREFIX}/tracing_seconds"] = sum(f.trace_seconds for f in report.functions)
+    return values
+
+
+def write_watch_scalars(report: TraceReport, log_dir: str | os.PathLike[str]) -> None:
+    """A finished watch's series: one point per call that traced, at step = its call number
+    within the watch (then the totals at the last call), values cumulative."""
+    traces: dict[str, float] = {f"{TAG_PREFIX}/traces/{f.qualname}": 0 for f in report.functions}
+    retraces = 0
+    seconds = 0.0
+    scalars = TraceScalars(log_dir)
+    try:
+        last = -1
+        for event in report.events:
+            last = max(last, event.index)
+            if not event.traced:
+                continue
+            traces[f"{TAG_PREFIX}/traces/{event.qualname}"] = (
+                traces.get(f"{TAG_PREFIX}/traces/{event.qualname}", 0) + event.traces
+            )
+            retraces += (
+                sum(1 for r in event.reasons if r.code not in ("first-trace", "variable-creation")) > 0
+            )
+            seconds += event.seconds
+            scalars.write_values(
+                {**traces, f"{TAG_PREFIX}/retraces": retraces, f"{TAG_PREFIX}/tracing_seconds": seconds},
+                event.index,
+            )
+        end = max([last, *(r.first + r.calls - 1 for r in report.runs)])
+        scalars.write(report, max(end, 0))
+    finally:
+        scalars.close()

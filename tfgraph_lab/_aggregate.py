@@ -1,6 +1,6 @@
 """Turn a watch's log entries into plain summaries and events (the report's content).
 
-The hooks append a tuple ``(state, seconds, graph)`` per cache hit and a ``CallRecord`` for
+The hooks append a tuple ``(state, seconds, graph, start, stack)`` per cache hit and a ``CallRecord`` for
 everything else (see :mod:`tfgraph_lab._calllog`); this module is the one reader of those
 entries. It imports no TensorFlow (the entries hold plain data and weak references only; the
 stale-capture check reads a function's closure through :mod:`tfgraph_lab._tf_adapter`).
@@ -107,13 +107,19 @@ def aggregate(
     entries: Sequence[Any],
     log_end: int | None = None,
     hints: dict[tuple[str, str], list[str]] | None = None,
+    origin: float | None = None,
 ) -> Aggregate:
     """Summaries per function (user functions first), events in order, summarised runs of
     cached calls, and fix suggestions.
 
     Each function's graph cache lists every graph its objects held by ``log_end`` (the end of
-    this watch in the shared log), including graphs traced before the watch began.
+    this watch in the shared log), including graphs traced before the watch began. ``origin``
+    is the ``perf_counter`` reading when the watch began: events' ``start`` count from it.
     """
+
+    def since(start: float) -> float | None:
+        return None if origin is None else start - origin
+
     accs: dict[tuple[str, str], _Acc] = {}
     events: list[Event] = []
     runs: list[CallRun] = []
@@ -163,11 +169,15 @@ def aggregate(
                 run_gi = index_of(acc, graph)
                 acc.add_hits(run_gi, hits)
             names = tuple(dict.fromkeys(slot[0].info.qualname for slot in entry.states.values()))
-            runs.append(CallRun(n, entry.calls, entry.seconds, entry.max_seconds, names))
+            runs.append(
+                CallRun(
+                    n, entry.calls, entry.seconds, entry.max_seconds, names, since(entry.start), entry.thread
+                )
+            )
             n += entry.calls
             continue
         if type(entry) is tuple:
-            state, seconds, graph = entry
+            state, seconds, graph, start, stack = entry
             acc = acc_for(state)
             acc.calls += 1
             acc.call_seconds += seconds
@@ -176,7 +186,11 @@ def aggregate(
                 gi = index_of(acc, graph)
                 acc.add_hits(gi, 1)
             xla = xla_of(i, entry, acc, seconds, False) if judged else None
-            events.append(_event(n, state, "call", seconds, gi, **_xla_fields(xla)))
+            events.append(
+                _event(
+                    n, state, "call", seconds, gi, thread=stack.thread, start=since(start), **_xla_fields(xla)
+                )
+            )
             n += 1
             continue
         assert isinstance(entry, CallRecord)
@@ -228,6 +242,7 @@ def aggregate(
                 signature=entry.traces[-1].signature.text if entry.traces else None,
                 reasons=entry.reasons,
                 **_xla_fields(xla),
+                start=since(entry.start),
             )
         )
         n += 1

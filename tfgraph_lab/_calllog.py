@@ -2,7 +2,9 @@
 
 * :class:`FunctionState` — one tf.function object the hooks have seen (held weakly), with its
   :class:`GraphState` objects (one per graph in its cache);
-* a cache hit is the hot path's tuple ``(state, seconds, graph_or_None)``; everything else (a
+* a cache hit is the hot path's tuple ``(state, seconds, graph_or_None, start, stack)`` (``start``
+  the ``perf_counter`` reading the hook took anyway; ``stack`` the calling thread's
+  :class:`ThreadStack`, which names the thread); everything else (a
   call that traced, raised or ran eagerly, or a trace made without a call) is a
   :class:`CallRecord`;
 * :class:`CallLog` — the shared, append-only list of those entries. Past a budget, runs of
@@ -40,6 +42,7 @@ __all__ = [
     "HitRun",
     "LiveCounters",
     "LogEntry",
+    "ThreadStack",
     "WatchLog",
 ]
 
@@ -132,6 +135,7 @@ class CallRecord:
     state: FunctionState
     via: str
     seconds: float
+    start: float = 0.0  # perf_counter when the call began (when the trace was made: no call)
     traces: list[GraphState] = field(default_factory=list)
     graph: GraphState | None = None  # the graph that ran, when known
     eager: bool = False
@@ -170,23 +174,43 @@ class LiveCounters:
         )
 
 
-# A log entry is a hot-path hit ``(state, seconds, graph_or_None)``, a CallRecord or a HitRun.
+# A log entry is a hot-path hit ``(state, seconds, graph_or_None, start, stack)``, a CallRecord
+# or a HitRun.
 LogEntry = Any
 
 
-class HitRun:
-    """Consecutive cache hits summarised into one entry."""
+class ThreadStack(list):  # type: ignore[type-arg]
+    """A thread's stack of call frames (see :mod:`tfgraph_lab._hooks`), naming its thread.
 
-    __slots__ = ("calls", "graphs", "max_seconds", "seconds", "states")
+    A list subclass with slots: ``append``/``pop`` cost what a list's do, and a hit tuple can
+    say which thread ran it without a lookup on the hot path. ``thread`` is None on the main
+    thread.
+    """
+
+    __slots__ = ("thread",)
 
     def __init__(self) -> None:
+        super().__init__()
+        current = threading.current_thread()
+        self.thread: str | None = None if current is threading.main_thread() else current.name
+
+
+class HitRun:
+    """Consecutive cache hits of one thread summarised into one entry (``start``: the
+    ``perf_counter`` reading when its first call began)."""
+
+    __slots__ = ("calls", "graphs", "max_seconds", "seconds", "start", "states", "thread")
+
+    def __init__(self, start: float, thread: str | None) -> None:
         self.calls = 0
         self.seconds = 0.0
         self.max_seconds = 0.0
+        self.start = start
+        self.thread = thread
         self.states: dict[int, list[Any]] = {}  # id(state) -> [state, calls, seconds]
         self.graphs: dict[int, list[Any]] = {}  # id(graph) -> [graph, hits]
 
-    def add(self, state: Any, seconds: float, graph: Any) -> None:
+    def add(self, state: Any, seconds: float, graph: Any, start: float, stack: Any) -> None:
         self.calls += 1
         self.seconds += seconds
         if seconds > self.max_seconds:
@@ -236,16 +260,17 @@ class CallLog:
                 self.summarise_at = end + WINDOW
                 return
             out: list[Any] = []
-            run: HitRun | None = None
+            runs: dict[int, HitRun] = {}  # id(thread stack) -> the run of that thread
             for entry in entries[floor:end]:
                 if type(entry) is tuple:
+                    run = runs.get(id(entry[4]))
                     if run is None or run.calls >= BLOCK:
-                        run = HitRun()
+                        run = runs[id(entry[4])] = HitRun(entry[3], entry[4].thread)
                         out.append(run)
                     run.add(*entry)
                 else:
                     out.append(entry)
-                    run = None
+                    runs.clear()
             entries[floor:end] = out  # one list operation: appends from other threads survive
             self.removed += (end - floor) - len(out)
             self.summarised_upto = floor + len(out)

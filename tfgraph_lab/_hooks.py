@@ -109,7 +109,7 @@ def make_call_hook(hub: Hub, original: Callable[..., Any]) -> Callable[..., Any]
                 if graph is None or eager_flags.RUN_FUNCTIONS_EAGERLY:
                     hub.record_slow_call(frame, seconds, fn, args, kwds, None)
                     return result
-            log_append((state, seconds, graph))
+            log_append((state, seconds, graph, t0, stack))
             if len(entries) >= calllog.summarise_at:
                 hub.summarise_log()
         else:
@@ -141,7 +141,8 @@ def make_count_only_hook(hub: Hub, original: Callable[..., Any]) -> Callable[...
             raise
         finally:
             seconds = _perf() - t0
-            record = CallRecord(state, "call", seconds)
+            record = CallRecord(state, "call", seconds, t0)
+            record.thread = hub.stack().thread
             if error is not None:
                 record.error = error_text(error)
             if before is not None:

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import weakref
 from typing import Any
 
 from . import _tf_adapter as tfa
-from ._calllog import CallLog, CallRecord, FunctionState, GraphState, LiveCounters, WatchLog
+from ._calllog import CallLog, CallRecord, FunctionState, GraphState, LiveCounters, ThreadStack, WatchLog
 from ._history import explain_new_graph
 from ._hooks import (
     NO_TRACES,
@@ -52,6 +53,7 @@ from ._tf_warnings import RetraceWarningHandler, handler_installed, install_hand
 from ._xla import XlaModel, XlaOutcome
 from .datatypes import Reason
 from .failures import error_text, explain_failure
+from .livelog import log_retrace
 
 __all__ = ["HUB", "Hub", "hooks_installed"]
 
@@ -102,6 +104,11 @@ class Hub:
             if retraces:
                 c.retraces += retraces
                 c.last_retrace = (record.state.info.qualname, record.reasons)
+                info = record.state.info
+                log_retrace(
+                    info.qualname, info.filename, record.reasons, record.caller, record.seconds,
+                    record.thread, record.via,
+                )  # fmt: skip
         self.calllog.append(record)
 
     # ----------------------------------------------------------------- install/remove
@@ -208,11 +215,11 @@ class Hub:
             self.need_call_flat_hook()
 
     # -------------------------------------------------------------------- registry
-    def stack(self) -> list[Frame]:
+    def stack(self) -> ThreadStack:
         try:
             return self.tls.stack  # type: ignore[no-any-return]
         except AttributeError:
-            self.tls.stack = []
+            self.tls.stack = ThreadStack()
             return self.tls.stack  # type: ignore[no-any-return]
 
     def state_for(self, fn: Any) -> FunctionState:
@@ -305,7 +312,8 @@ class Hub:
             frame[TRACES].append(graph)
             frame[SERVED] = None
         else:
-            record = CallRecord(state, via, 0.0)
+            record = CallRecord(state, via, 0.0, time.perf_counter())
+            record.thread = self.stack().thread
             record.traces.append(graph)
             record.caller = caller_location()
             record.reasons = explain_new_graph(state, graph, None)
@@ -340,10 +348,13 @@ class Hub:
         graph: GraphState | None = None,
     ) -> None:
         """The slow path: a call that traced, raised, ran no graph, or compiled with XLA."""
+        # When the call began, to within the microsecond since the hook read the clock.
+        start = time.perf_counter() - seconds
         state: FunctionState = frame[STATE]
         traces: list[GraphState] = frame[TRACES]
         served: int | None = frame[SERVED]
-        record = CallRecord(state, self.trace_origin(state, frame[VIA]), seconds)
+        record = CallRecord(state, self.trace_origin(state, frame[VIA]), seconds, start)
+        record.thread = self.stack().thread
         record.traces = list(traces)
         record.xla = xla
         if exc is not None:
@@ -365,9 +376,6 @@ class Hub:
             record.eager = self.handles.run_functions_eagerly()
         if traces or record.failed_trace:
             record.caller = caller_location()
-            thread = threading.current_thread()
-            if thread is not threading.main_thread():
-                record.thread = thread.name
             call_sig = None
             if traces and state.info.reduce_retracing:
                 call_sig = tfa.call_signature(fn, args, kwargs)

@@ -51,7 +51,7 @@ def format_retrace(
         if r.before or r.after:
             text += f": {r.before or '?'} → {r.after or '?'}"
         changes.append(text)
-    parts = [f"tfgraph_lab: {qualname} retraced ({'; '.join(changes) or 'unexplained'})"]
+    parts = [f"tf.function {qualname} retraced ({'; '.join(changes) or 'unexplained'})"]
     if via != "call":
         parts.append(f"via {via}")
     if caller:
@@ -130,6 +130,7 @@ def stream_to_stderr(quiet: bool = False, only_if_unconfigured: bool = False) ->
         yield
         return
     handler: logging.Handler = logging.NullHandler() if quiet else _StderrHandler(logging.WARNING)
+    handler.setFormatter(logging.Formatter("tfgraph_lab: %(message)s"))
     propagate = LOGGER.propagate
     LOGGER.addHandler(handler)
     LOGGER.propagate = False  # a script that configured the root logger must not print it twice

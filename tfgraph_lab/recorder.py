@@ -123,7 +123,7 @@ class TraceRecorder:
         return self._report
 
     def _build_report(self) -> TraceReport:
-        agg = aggregate(self.entries(), self.log_end, self.hints)
+        agg = aggregate(self.entries(), self.log_end, self.hints, self.started_at)
         return TraceReport(
             functions=agg.functions,
             events=agg.events,

@@ -32,12 +32,15 @@ def render_chrome_trace(report: TraceReport) -> dict[str, Any]:
     items += [(r.first, r) for r in report.runs]
     items.sort(key=lambda pair: pair[0])
     timed = all(_start(item) is not None for _, item in items)
+    # A call another thread began just before the watch did starts before 0: shift them all.
+    base = min([0.0, *(s for _, item in items if (s := _start(item)) is not None)])
     tids: dict[str, int] = {MAIN_THREAD: 1}
     events: list[dict[str, Any]] = []
     cursor = 0.0  # for reports without start times: one call after the other
     for _, item in items:
         start = _start(item) if timed else cursor
         assert start is not None
+        start -= base if timed else 0.0
         cursor = start + item.seconds
         thread = item.thread or MAIN_THREAD
         tid = tids.setdefault(thread, len(tids) + 1)

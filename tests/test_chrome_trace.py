@@ -1,0 +1,159 @@
+"""report.to_chrome_trace(): the Chrome Trace Event Format's rules, on real watches."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import tfgraph_lab  # noqa: E402
+from tfgraph_lab.datatypes import CallRun  # noqa: E402
+from tfgraph_lab.report import TraceReport  # noqa: E402
+
+
+def complete_events(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in trace["traceEvents"] if e["ph"] == "X"]
+
+
+def check_rules(report: TraceReport) -> dict[str, Any]:
+    """The rules every exported timeline keeps, whatever was watched."""
+    trace = json.loads(json.dumps(report.to_chrome_trace()))  # plain JSON all the way down
+    events = complete_events(trace)
+    calls = [e for e in events if e["args"].get("via", "call") == "call"]
+    # one event per recorded call (a summarised run stands for its calls)
+    assert sum(e["args"].get("calls", 1) for e in calls) == sum(f.calls for f in report.functions)
+    # the traced ones are marked, with their reason codes
+    traced = [e for e in events if e["cat"] == "trace"]
+    assert len(traced) == sum(1 for e in report.events if e.traced or e.failed_trace)
+    assert sum(e["args"]["traces"] for e in traced) == sum(f.traces for f in report.functions)
+    assert all(e["args"]["reasons"] for e in traced)
+    # ts non-decreasing on each track
+    by_track: dict[int, list[float]] = defaultdict(list)
+    for e in events:
+        by_track[e["tid"]].append(e["ts"])
+        assert e["ts"] >= 0 and e["dur"] >= 0
+    for stamps in by_track.values():
+        assert stamps == sorted(stamps)
+    # every track is named
+    named = {e["tid"] for e in trace["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert set(by_track) <= named
+    # durations add up to the report's time in calls
+    call_seconds = sum(f.call_seconds for f in report.functions)
+    assert sum(e["dur"] for e in calls) / 1e6 == pytest.approx(call_seconds, rel=0.05)
+    return trace
+
+
+def test_one_event_per_call_traced_ones_marked_with_reasons() -> None:
+    @tf.function
+    def step(x):
+        return x * 2
+
+    with tfgraph_lab.watch() as w:
+        for n in (1, 1, 2, 2, 3):
+            step(tf.ones([n]))
+    trace = check_rules(w.report)
+    events = complete_events(trace)
+    assert len(events) == 5
+    traced = [e for e in events if e["cat"] == "trace"]
+    assert [e["args"]["reasons"] for e in traced] == [["first-trace"], ["shape-changed"], ["shape-changed"]]
+    assert traced[1]["args"]["retrace"] is True and "x (1,) → (2,)" in traced[1]["args"]["details"][
+        0
+    ].replace("shape-changed: ", "")
+    assert traced[1]["args"]["caller"].endswith(".py:" + traced[1]["args"]["caller"].rsplit(":", 1)[1])
+    # the calls follow one another on the main track, in call order
+    assert [e["args"]["call"] for e in events] == [0, 1, 2, 3, 4]
+    assert all(
+        later["ts"] >= earlier["ts"] + earlier["dur"] - 0.01 for earlier, later in itertools.pairwise(events)
+    )
+
+
+def test_one_track_per_thread() -> None:
+    @tf.function
+    def step(x):
+        return x + 1
+
+    step(tf.constant(1.0))  # traced before the watch: the threads only hit the cache
+
+    def work() -> None:
+        for _ in range(20):
+            step(tf.constant(2.0))
+
+    with tfgraph_lab.watch() as w:
+        threads = [threading.Thread(target=work, name=f"worker-{i}") for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        step(tf.ones([3]))  # a retrace on the main thread
+    trace = check_rules(w.report)
+    names = {e["args"]["name"]: e["tid"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
+    assert {"MainThread", "worker-0", "worker-1"} <= set(names)
+    per_track: dict[int, int] = defaultdict(int)
+    for e in complete_events(trace):
+        per_track[e["tid"]] += 1
+    assert per_track[names["worker-0"]] == per_track[names["worker-1"]] == 20
+    assert per_track[names["MainThread"]] == 1
+
+
+def test_long_watch_runs_are_one_event_each(monkeypatch: Any) -> None:
+    from tfgraph_lab import _calllog
+
+    monkeypatch.setattr(_calllog, "KEEP_FIRST", 50)
+    monkeypatch.setattr(_calllog, "WINDOW", 100)
+    monkeypatch.setattr(_calllog, "BLOCK", 20)
+
+    @tf.function
+    def f(x):
+        return x + 1
+
+    with tfgraph_lab.watch() as w:
+        for i in range(400):
+            f(tf.constant(1.0))
+            if i == 200:
+                f(tf.ones([2]))
+    report = w.report
+    assert report.runs, "the watch should have folded cache hits"
+    trace = check_rules(report)
+    runs = [e for e in complete_events(trace) if e["args"].get("summarised")]
+    assert len(runs) == len(report.runs)
+    assert sum(e["args"]["calls"] for e in runs) == report.summarised_calls
+    assert all(e["name"].startswith(f"{e['args']['calls']} cached calls") for e in runs)
+
+
+def test_start_times_survive_json_and_old_reports_are_laid_out_in_order() -> None:
+    @tf.function
+    def g(x):
+        return x - 1
+
+    with tfgraph_lab.watch() as w:
+        for n in (1, 2, 2):
+            g(tf.ones([n]))
+    report = w.report
+    starts = [e.start for e in report.events]
+    assert all(s is not None for s in starts) and starts == sorted(starts)
+    assert starts[0] >= 0 and starts[-1] <= report.seconds
+    again = TraceReport.from_json(report.to_json())
+    assert [e.start for e in again.events] == starts
+    assert again.to_chrome_trace()["traceEvents"] == report.to_chrome_trace()["traceEvents"]
+    # a report saved before start times existed: calls one after another
+    data = report.to_dict()
+    for event in data["events"]:
+        event.pop("start")
+    old = TraceReport.from_dict(data)
+    trace = check_rules(old)
+    assert trace["otherData"]["laid_out"].startswith("one call after another")
+
+
+def test_hand_made_report_without_calls_is_an_empty_timeline() -> None:
+    trace = TraceReport().to_chrome_trace()
+    assert complete_events(trace) == []
+    run = CallRun(0, 5, 0.5, 0.2, ("f",), start=0.0)
+    trace = TraceReport(runs=(run,)).to_chrome_trace()
+    (event,) = complete_events(trace)
+    assert event["dur"] == 500000.0 and event["args"]["calls"] == 5

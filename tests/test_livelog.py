@@ -1,0 +1,186 @@
+"""The live log: one WARNING record on the ``tfgraph_lab`` logger per retrace, when it happens."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import tfgraph_lab  # noqa: E402
+
+
+class Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture
+def records() -> list[logging.LogRecord]:
+    handler = Records()
+    logger = logging.getLogger("tfgraph_lab")
+    logger.addHandler(handler)
+    try:
+        yield handler.records
+    finally:
+        logger.removeHandler(handler)
+
+
+def test_one_record_per_retrace_with_everything_a_reader_needs(records: list[logging.LogRecord]) -> None:
+    @tf.function
+    def step(x):
+        return x * 2
+
+    with tfgraph_lab.watch() as w:
+        for n in (1, 1, 1, 2, 2, 2, 3):
+            step(tf.ones([n]))  # the line the records must point at
+        line = sys._getframe().f_lineno - 1
+    assert len(records) == w.report.retraces == 2
+    first, second = records
+    assert first.levelno == logging.WARNING and first.name == "tfgraph_lab"
+    text = first.getMessage()
+    assert text.startswith("tf.function ") and "step retraced (shape-changed x: (1,) → (2,))" in text
+    assert f"test_livelog.py:{line}" in text and "cost " in text and "fix: " in text
+    assert "(2,) → (3,)" in second.getMessage()
+    data = first.tfgraph_lab  # type: ignore[attr-defined]
+    assert data["function"].endswith(".step") and data["codes"] == ["shape-changed"]
+    assert data["caller"].endswith(f"test_livelog.py:{line}") and data["seconds"] > 0
+
+
+def test_no_record_for_first_traces_variable_creation_or_cache_hits(records: list[logging.LogRecord]) -> None:
+    class Model(tf.Module):
+        def __init__(self) -> None:
+            self.v: tf.Variable | None = None
+
+        @tf.function
+        def __call__(self, x):
+            if self.v is None:
+                self.v = tf.Variable(1.0)
+            return x * self.v
+
+    model = Model()
+    with tfgraph_lab.watch() as w:
+        for _ in range(50):
+            model(tf.constant(2.0))
+    assert w.report.traces == 2 and w.report.retraces == 0
+    assert records == []
+
+
+def test_new_function_objects_are_logged(records: list[logging.LogRecord]) -> None:
+    def body(x):
+        return x + 1
+
+    with tfgraph_lab.watch():
+        for _ in range(3):
+            tf.function(body)(tf.constant(1.0))
+    assert [r.tfgraph_lab["codes"] for r in records] == [["new-function-object"]] * 2  # type: ignore[attr-defined]
+    assert "hoist" in records[0].getMessage()
+
+
+RETRACE_THEN_DIE = """
+import os, signal, sys, time
+import tensorflow as tf
+
+@tf.function
+def step(x):
+    return x * 2
+
+for n in (1, 2, 3, 4):
+    step(tf.ones([n]))
+sys.stdout.flush()
+os.kill(os.getpid(), signal.SIGKILL)
+time.sleep(60)
+"""
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
+    return subprocess.run(
+        [sys.executable, "-m", "tfgraph_lab", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_a_job_killed_after_three_retraces_has_printed_three_lines(tmp_path: Path) -> None:
+    (tmp_path / "job.py").write_text(RETRACE_THEN_DIE)
+    proc = run_cli("run", "job.py", cwd=tmp_path)
+    assert proc.returncode == -signal.SIGKILL
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("tfgraph_lab: tf.function ")]
+    assert len(lines) == 3, proc.stderr
+    assert all("step retraced (shape-changed x: " in line and "job.py:10" in line for line in lines)
+    assert "tracewatch ·" not in proc.stderr  # the final report never came: the lines did
+    quiet = run_cli("run", "-q", "job.py", cwd=tmp_path)
+    assert quiet.returncode == -signal.SIGKILL and "tfgraph_lab:" not in quiet.stderr
+
+
+def test_lines_come_before_the_report_and_a_script_logging_setup_does_not_double_them(tmp_path: Path) -> None:
+    script = "import logging\nlogging.basicConfig()\n" + RETRACE_THEN_DIE.replace(
+        "os.kill(os.getpid(), signal.SIGKILL)", "pass"
+    ).replace("time.sleep(60)", "")
+    (tmp_path / "job.py").write_text(script)
+    proc = run_cli("run", "job.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    err = proc.stderr
+    assert err.count("step retraced") == 3, err  # not again through the script's root handler
+    assert err.rindex("tfgraph_lab: tf.function step retraced") < err.index("tracewatch ·")
+
+
+def test_plain_script_with_watch_prints_lines_where_logging_is_unconfigured(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        """
+        import tensorflow as tf, tfgraph_lab
+
+        @tf.function
+        def step(x):
+            return x * 2
+
+        with tfgraph_lab.watch():
+            for n in (1, 2):
+                step(tf.ones([n]))
+        """
+    )
+    (tmp_path / "plain.py").write_text(script)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
+    proc = subprocess.run(
+        [sys.executable, "plain.py"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("tf.function step retraced") == 1
+
+
+def test_notebook_magic_shows_the_report_without_doubling_it_in_stderr(tmp_path: Path) -> None:
+    code = textwrap.dedent(
+        """
+        import logging
+        from IPython.core.interactiveshell import InteractiveShell
+        ip = InteractiveShell.instance()
+        ip.run_line_magic("load_ext", "tfgraph_lab")
+        ip.run_cell("import tensorflow as tf\\n@tf.function\\ndef f(x):\\n    return x + 1\\n")
+        ip.run_cell("%%tracewatch\\nfor n in (1, 2):\\n    f(tf.ones([n]))\\n")
+        logging.basicConfig()  # a user who configured logging gets the records
+        ip.run_cell("%%tracewatch -q\\nfor n in (3, 4):\\n    f(tf.ones([n]))\\n")
+        """
+    )
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "shape-changed" in proc.stdout  # the report
+    assert proc.stderr.count("f retraced") == 2, proc.stderr  # only the configured cell's retraces
+    assert "(3,) → (4,)" in proc.stderr and "(1,) → (2,)" not in proc.stderr

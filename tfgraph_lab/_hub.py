@@ -31,6 +31,7 @@ import logging
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from . import _tf_adapter as tfa
@@ -53,7 +54,6 @@ from ._tf_warnings import RetraceWarningHandler, handler_installed, install_hand
 from ._xla import XlaModel, XlaOutcome
 from .datatypes import Reason
 from .failures import error_text, explain_failure
-from .livelog import log_retrace
 
 __all__ = ["HUB", "Hub", "hooks_installed"]
 
@@ -91,6 +91,8 @@ class Hub:
         self.log_handler: RetraceWarningHandler | None = None
         self.counters = LiveCounters()
         self.xla = XlaModel(None)
+        # Called with each record that retraced, on the trace path only (never on a hit).
+        self.retrace_sink: Callable[[CallRecord], None] | None = None
 
     def add_record(self, record: CallRecord) -> None:
         """Append a slow-path record to the log, keeping the running totals."""
@@ -104,11 +106,8 @@ class Hub:
             if retraces:
                 c.retraces += retraces
                 c.last_retrace = (record.state.info.qualname, record.reasons)
-                info = record.state.info
-                log_retrace(
-                    info.qualname, info.filename, record.reasons, record.caller, record.seconds,
-                    record.thread, record.via,
-                )  # fmt: skip
+                if self.retrace_sink is not None:
+                    self.retrace_sink(record)  # the live log (set by the recorder)
         self.calllog.append(record)
 
     # ----------------------------------------------------------------- install/remove

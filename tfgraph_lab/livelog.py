@@ -1,6 +1,7 @@
 """The live log: one record on the ``tfgraph_lab`` logger per retrace, the moment it happens.
 
-While any watch or monitor is active, the recorder calls :func:`log_retrace` when a call that
+While any watch or monitor is active, the hub calls :func:`log_retrace_record` (its
+``retrace_sink``, set by :mod:`tfgraph_lab.recorder`) when a call that
 retraced returns (its reasons are computed then), or when a trace made without a call (tf.data,
 ``get_concrete_function``) is recorded: never on a cache hit. Standard :mod:`logging` at level
 WARNING, so with logging unconfigured the lines reach stderr through Python's last-resort
@@ -21,12 +22,15 @@ import logging
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .datatypes import Reason
 from .render.format import fmt_seconds, short_path
 
-__all__ = ["LOGGER", "format_retrace", "log_retrace", "stream_to_stderr"]
+if TYPE_CHECKING:
+    from ._calllog import CallRecord
+
+__all__ = ["LOGGER", "format_retrace", "log_retrace", "log_retrace_record", "stream_to_stderr"]
 
 LOGGER = logging.getLogger("tfgraph_lab")
 
@@ -63,6 +67,14 @@ def format_retrace(
     if fix:
         parts.append(f"fix: {fix}")
     return " · ".join(parts)
+
+
+def log_retrace_record(record: CallRecord) -> None:
+    """The hub's retrace sink: one record that retraced, from the recording side."""
+    info = record.state.info
+    log_retrace(
+        info.qualname, info.filename, record.reasons, record.caller, record.seconds, record.thread, record.via
+    )
 
 
 def log_retrace(

@@ -21,11 +21,13 @@ from ._hub import hooks_installed
 from .budget import TraceBudget
 from .errors import TraceBudgetExceeded
 from .explain import NOT_RETRACES
+from .livelog import log_retrace_record
 from .report import TraceReport
 
 __all__ = ["NOT_RETRACES", "CallRecord", "LiveCounters", "TraceRecorder", "is_patched", "watch"]
 
 _perf = time.perf_counter
+_HUB.retrace_sink = log_retrace_record  # every watch and monitor logs retraces as they happen
 
 
 def is_patched() -> bool:

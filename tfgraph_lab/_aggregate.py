@@ -314,14 +314,20 @@ def stale_capture_hints(entries: list[LogEntry]) -> dict[tuple[str, str], list[s
         fn = graph.state.ref()
         if fn is None:
             continue
-        now = tfa.scalar_captures(fn)
+        framework = graph.state.info.framework
+        now = tfa.scalar_captures(fn, framework=framework)
         for name, old in graph.captures.items():
             if name in now and now[name] != old:
+                cure = (
+                    f"Keep it in a tf.Variable ({name} = tf.Variable({old}), changed with "
+                    f"{name}.assign(...)) so the graph reads its current value."
+                    if framework
+                    else f"Pass `{name}` as an argument (a tensor or tf.Variable) if it changes."
+                )
                 hints.setdefault(graph.state.key, []).append(
                     f"`{name}` was {old} when {graph.state.info.qualname} was traced and is "
                     f"{now[name]} now, but the graph still uses {old}: closures, globals and "
-                    f"attributes are not part of the cache key, so this did not retrace. Pass "
-                    f"`{name}` as an argument (a tensor or tf.Variable) if it changes."
+                    f"attributes are not part of the cache key, so this did not retrace. {cure}"
                 )
     return hints
 

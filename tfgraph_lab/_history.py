@@ -10,7 +10,9 @@ TensorFlow only through :mod:`tfgraph_lab._tf_adapter`; never IPython.
 
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import replace
 
 from . import _tf_adapter as tfa
 from ._calllog import FunctionState, GraphState
@@ -28,14 +30,15 @@ class History:
     """Per piece of Python code: how many function objects traced it, their latest graphs."""
 
     def __init__(self) -> None:
-        self.objects_per_code: dict[tuple[str, str, int], int] = {}
-        self.last_graphs: dict[tuple[str, str, int], list[Signature]] = {}
+        self.objects_per_code: dict[tuple[str, str, int, str], int] = {}
+        self.last_graphs: dict[tuple[str, str, int, str], list[Signature]] = {}
 
-    def code_key(self, info: tfa.FunctionInfo) -> tuple[str, str, int]:
+    def code_key(self, info: tfa.FunctionInfo) -> tuple[str, str, int, str]:
         # Terminal IPython names a cell "<ipython-input-12-3f2a…>": the execution count changes
         # when the cell is re-run, the hash of its text does not (ipykernel uses the hash only).
+        # Closures over different functions are different functions (Keras's train vs test).
         filename = _IPYTHON_INPUT.sub("<ipython-input-", info.filename)
-        return (filename, info.qualname, info.firstlineno)
+        return (filename, info.qualname, info.firstlineno, info.closure)
 
 
 HISTORY = History()
@@ -66,7 +69,30 @@ def explain_new_graph(
     graph.retrace = bool(reasons) and reasons[0].code not in NOT_RETRACES
     if any(r.code == "python-value-changed" for r in reasons):
         reasons = _mark_wasted(graph, earlier, reasons)
+    if state.info.framework and _KERAS_DIR in state.info.filename:
+        reasons = [_keras_rebuilt(r) if r.code == "new-function-object" else r for r in reasons]
     return tuple(reasons)
+
+
+_KERAS_DIR = f"{os.sep}keras{os.sep}"
+
+
+def _keras_rebuilt(reason: Reason) -> Reason:
+    """A new object of Keras's own train/test/predict function: say what the user did.
+
+    Keras 3 (3.0-3.15) drops ``train_function``, ``test_function`` and ``predict_function`` in
+    ``compile()`` (keras/src/trainers/trainer.py) and builds each model's own on first use, so
+    a new object means the model was compiled again, or it is another model.
+    """
+    return replace(
+        reason,
+        message="Keras built this function anew: model.compile() ran again (each compile() drops "
+        "the model's train, test and predict functions) or this is another model (each model "
+        "traces its own once); the new function object starts with an empty cache",
+        fix="compile each model once; if you recompiled to change the learning rate, assign it "
+        "instead: model.optimizer.learning_rate.assign(new_lr). A new model tracing its own "
+        "functions once is expected",
+    )
 
 
 def _mark_wasted(graph: GraphState, earlier: list[GraphState], reasons: list[Reason]) -> list[Reason]:

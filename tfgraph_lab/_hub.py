@@ -383,8 +383,9 @@ class Hub:
                 reasons.extend(explain_new_graph(state, graph, call_sig))
                 if call_sig is not None and call_sig.leaves != graph.signature.leaves:
                     graph.generalised = True
-                if not state.info.framework:
-                    graph.captures = tfa.scalar_captures(fn)
+                # a framework function (Keras's train step) reads the user's step method's
+                # attributes only: see tfa.scalar_captures
+                graph.captures = tfa.scalar_captures(fn, framework=state.info.framework)
             if record.failed_trace and record.error:
                 reasons.extend(explain_failure(record.error, state.info.qualname))
             record.reasons = tuple(reasons)

@@ -17,6 +17,7 @@ from typing import Any
 __all__ = [
     "PACKAGE_DIR",
     "caller_location",
+    "closure_functions",
     "code_location",
     "innermost_python_function",
     "is_framework_file",
@@ -37,6 +38,32 @@ def innermost_python_function(obj: Any) -> Any:
             continue
         break
     return obj
+
+
+def closure_functions(fn: Any, depth: int = 2) -> str:
+    """The functions ``fn``'s closure captures, by qualname (nested ``depth`` levels deep).
+
+    Two closures of one piece of code that capture different functions are different
+    functions, not a re-created one: Keras builds its train and test functions from one
+    ``one_step_on_data`` closure over ``train_step`` or ``test_step`` (Keras 3.x). Captured
+    values that are not functions (numbers, models, tensors) are left out.
+    """
+    closure = getattr(fn, "__closure__", None)
+    if not closure or depth <= 0:
+        return ""
+    names = []
+    for cell in closure:
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        python_function = getattr(value, "python_function", None)  # a tf.function
+        target = innermost_python_function(python_function if python_function is not None else value)
+        if not isinstance(target, types.FunctionType):
+            continue
+        inner = closure_functions(target, depth - 1)
+        names.append(target.__qualname__ + (f"({inner})" if inner else ""))
+    return ",".join(names)
 
 
 def code_location(fn: Any) -> tuple[str, str, int]:

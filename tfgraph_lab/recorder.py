@@ -9,6 +9,7 @@ IPython (``live=True`` loads the live view lazily).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -157,22 +158,35 @@ class TraceRecorder:
 
 
 @contextmanager
-def watch(max_traces: TraceBudget | int | str | None = None, live: bool = False) -> Iterator[TraceRecorder]:
+def watch(
+    max_traces: TraceBudget | int | str | None = None,
+    live: bool = False,
+    tensorboard_dir: str | os.PathLike[str] | None = None,
+) -> Iterator[TraceRecorder]:
     """Watch every tf.function call in the process; ``w.report`` is the TraceReport.
 
     ``max_traces`` is a budget: ``3`` (every function), ``"train_step=1"``, or a mapping/list of
     such; a function over budget raises :class:`TraceBudgetExceeded` when the block ends.
     ``live=True`` (in a notebook) shows counters and a timing chart that update while the block
-    runs (at most 5 updates/s), replaced by the report when it ends.
+    runs (at most 5 updates/s), replaced by the report when it ends. ``tensorboard_dir``: when
+    the block ends (also on an error), write TensorBoard scalars there — traces per function,
+    retraces and tracing seconds, one point per call that traced at step = its call number in
+    the watch (see :mod:`tfgraph_lab.tensorboard`).
     """
     recorder = TraceRecorder(max_traces)
-    with recorder:
-        view = _live_view(recorder) if live else None
-        try:
-            yield recorder
-        finally:
-            if view is not None:
-                view.close()
+    try:
+        with recorder:
+            view = _live_view(recorder) if live else None
+            try:
+                yield recorder
+            finally:
+                if view is not None:
+                    view.close()
+    finally:
+        if tensorboard_dir is not None and recorder.started_at and not recorder.active:
+            from .tensorboard import write_watch_scalars
+
+            write_watch_scalars(recorder.report, tensorboard_dir)
     if view is not None:
         view.close(recorder.report)  # the report takes the live view's place
 

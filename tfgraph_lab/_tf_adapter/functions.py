@@ -14,7 +14,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from .._pycode import code_location, innermost_python_function, is_framework_file
+from .._pycode import closure_functions, code_location, innermost_python_function, is_framework_file
 from .trace_types import signature_text, value_text
 
 __all__ = ["FunctionInfo", "created_variables", "describe_function", "scalar_captures"]
@@ -38,6 +38,9 @@ class FunctionInfo:
     # counts them on another object (or on none).
     wraps: str = ""
     jit_compile: bool = False  # tf.function(jit_compile=True): XLA compiles every graph it runs
+    # The functions its closure captures (see _pycode.closure_functions): tells apart two
+    # closures of one code, e.g. Keras's train and test functions.
+    closure: str = ""
 
 
 def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
@@ -98,6 +101,7 @@ def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
         kind=kind,
         wraps=wraps,
         jit_compile=jit_compile,
+        closure=closure_functions(target),
     )
 
 
@@ -184,17 +188,22 @@ def created_variables(fn: Any) -> bool:
 _CAPTURE_TYPES = (bool, int, float, str)
 
 
-def scalar_captures(fn: Any) -> dict[str, str]:
+def scalar_captures(fn: Any, framework: bool = False) -> dict[str, str]:
     """Python scalars the function body reads from its closure, its globals or ``self``.
 
     They are baked into the graph at trace time and are not part of the cache key: when one
     changes later, the graph silently keeps the old value (a stale capture, no retrace).
+    For a ``framework`` function only the user's step it closes over counts: Keras 3 traces
+    ``one_step_on_data``, a closure over the model's bound ``train_step`` (keras/src/backend/
+    tensorflow/trainer.py), so a custom ``train_step`` reading ``self.noise`` bakes it in.
     """
     python_function = getattr(fn, "_python_function", None)
     target = innermost_python_function(python_function)
     code = getattr(target, "__code__", None)
     if code is None:
         return {}
+    if framework:
+        return _user_step_captures(target)
     out: dict[str, str] = {}
     closure = getattr(target, "__closure__", None) or ()
     for name, cell in zip(code.co_freevars, closure):
@@ -216,6 +225,27 @@ def scalar_captures(fn: Any) -> dict[str, str]:
             value = attrs.get(name)
             if type(value) in _CAPTURE_TYPES:
                 out[f"self.{name}"] = value_text(value)
+    return out
+
+
+def _user_step_captures(target: Any) -> dict[str, str]:
+    """``self.<name>`` scalars read by user methods bound in a framework closure."""
+    out: dict[str, str] = {}
+    for cell in getattr(target, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if not isinstance(value, types.MethodType):
+            continue
+        code = getattr(value.__func__, "__code__", None)
+        if code is None or is_framework_file(code.co_filename):
+            continue
+        attrs = getattr(value.__self__, "__dict__", {})
+        for name in code.co_names:
+            attr = attrs.get(name)
+            if type(attr) in _CAPTURE_TYPES:
+                out[f"self.{name}"] = value_text(attr)
     return out
 
 

@@ -45,7 +45,9 @@ def test_shape_fix_for_a_tensor_and_a_python_flag_works_as_printed() -> None:
         fixed = tf.function(layer, **eval(f"dict({snippet})", {"tf": tf}))
         after = [np.asarray(fixed(x, t)) for x, t in calls]  # raised TypeError before the fix
         assert all(np.allclose(a, b) for a, b in zip(before, after)), snippet
-        assert fixed.experimental_get_tracing_count() < watched.experimental_get_tracing_count()
+        assert fixed.experimental_get_tracing_count() <= watched.experimental_get_tracing_count()
+        if "input_signature" in snippet:  # it promises one graph for every call
+            assert fixed.experimental_get_tracing_count() == 1
 
 
 def test_tf_data_wrapper_is_not_a_trace_of_the_mapped_function() -> None:

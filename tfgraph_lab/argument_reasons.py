@@ -18,7 +18,9 @@ from .fixes import (
     call_plan,
     graphs_with_reduce_retracing,
     input_signature_plan,
+    reduce_retracing_helps,
     reduce_retracing_plan,
+    relaxing_plan,
     spec_for_shapes,
 )
 from .signatures import ArgLeaf, Signature, parent_path
@@ -225,7 +227,7 @@ def tensor_changed(
         return None
     signature = input_signature_plan(history)
     relax: FixPlan | None = reduce_retracing_plan(history)
-    if relax is not None and relax.graphs >= len({sig.leaves for sig in history}):
+    if not reduce_retracing_helps(history):
         relax = None  # these calls differ in more than shapes: it would not save a trace
     plans = tuple(p for p in (signature, relax) if p is not None)
     if signature is not None and relax is not None:
@@ -345,15 +347,22 @@ def input_signature_text(path: str, history: Sequence[Signature], dtype: str | N
     return f"a tf.TensorSpec for `{path}`: {spec_for_shapes(shapes, dtype)}"
 
 
-def variable_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
+def variable_changed(
+    path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
+) -> Reason:
+    fix = "pass variables of one shape and dtype (and don't pass the same variable twice in one call); "
+    fix += "or read the value and pass a tensor"
+    plan = relaxing_plan(prev, leaf, history)
+    if plan is not None:
+        fix += f"; for a shape that varies: {plan.text(name)}"
     return Reason(
         "variable-changed",
         path,
         prev.describe() + (f" ({prev.value})" if prev.value else ""),
         leaf.describe() + (f" ({leaf.value})" if leaf.value else ""),
         f"`{path}` is a tf.Variable with a different shape, dtype or aliasing than any cached graph",
-        "pass variables of one shape and dtype (and don't pass the same variable twice "
-        "in one call); or read the value and pass a tensor",
+        fix,
+        plans=(plan,) if plan is not None else (),
     )
 
 

@@ -282,7 +282,7 @@ def _compare(
         return None
     if leaf.kind == "variable":
         if (prev.dtype, prev.shape, prev.value) != (leaf.dtype, leaf.shape, leaf.value):
-            return variable_changed(path, prev, leaf)
+            return variable_changed(path, prev, leaf, history, name)
         return None
     if leaf.kind == "object":
         if prev.value != leaf.value or prev.type_name != leaf.type_name:

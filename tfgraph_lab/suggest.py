@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from .datatypes import FixPlan, FunctionSummary, Reason
 from .explain import NOT_RETRACES
 from .failures import creates_variable_per_trace
-from .fixes import code_name, input_signature_plan, reduce_retracing_plan
+from .fixes import code_name, input_signature_plan, reduce_retracing_helps, reduce_retracing_plan
 from .signatures import Signature
 
 __all__ = ["signature_from_history", "suggest_fix"]
@@ -53,7 +53,11 @@ def _suggest_for(
     name = summary.qualname
     short = code_name(name)
     if code in ("shape-changed", "rank-changed"):
-        plan = input_signature_plan(history) or reduce_retracing_plan(history)
+        plan = input_signature_plan(history)
+        if plan is None and reduce_retracing_helps(history):
+            plan = reduce_retracing_plan(history)
+        if plan is None:
+            return f"# call {short} with tensors of one shape (these calls differ in more than shapes)"
         lines = [f"@tf.function({plan.decorator})", f"def {short}(...): ...  # {plan.promise}"]
         if plan.note:
             lines.append(f"# {plan.note}")

@@ -157,3 +157,25 @@ def test_hand_made_report_without_calls_is_an_empty_timeline() -> None:
     trace = TraceReport(runs=(run,)).to_chrome_trace()
     (event,) = complete_events(trace)
     assert event["dur"] == 500000.0 and event["args"]["calls"] == 5
+
+
+def test_the_readme_preview_tool_draws_every_event(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    @tf.function
+    def h(x):
+        return x * 3
+
+    with tfgraph_lab.watch() as w:
+        for n in (1, 1, 2):
+            h(tf.ones([n]))
+    trace_file = tmp_path / "t.json"
+    trace_file.write_text(json.dumps(w.report.to_chrome_trace()))
+    svg = tmp_path / "t.svg"
+    tool = Path(__file__).resolve().parents[1] / "tools" / "trace_preview.py"
+    subprocess.run([sys.executable, str(tool), str(trace_file), str(svg)], check=True, timeout=120)
+    text = svg.read_text()
+    assert text.count("<title>") == 3  # one bar per call
+    assert "▲ shape-changed" in text

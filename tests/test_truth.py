@@ -130,3 +130,11 @@ def test_tracing_is_blamed_only_when_it_covers_the_gap() -> None:
     assert "tracing (38.0 ms for 3 traces) is 95% of the gap" in blamed
     small = str(compare_report({"graph_seconds": 0.05, "eager_seconds": 0.01, **runs}, 1, 0.004))
     assert "not because of tracing: tracing (4.0 ms) explains only 10% of the gap" in small
+
+
+def test_graph_slower_in_every_repeated_run_says_so() -> None:
+    runs = {"graph_runs": [0.021, 0.020, 0.0205], "eager_runs": [0.007, 0.0064, 0.0079]}
+    text = str(compare_report({"graph_seconds": 0.021, "eager_seconds": 0.007, **runs}))
+    assert "graph mode 2.9× slower" in text
+    assert "every graph run was slower, so it is not a one-off either" in text
+    assert "tracing costs more than it saves" not in text

@@ -68,11 +68,18 @@ def compare_verdict(data: Mapping[str, Any], trace_seconds: float, traces: int) 
         )
     else:
         why = "the cell traced nothing"
-    return (
-        f"{ratio} ({spread}), and not because of tracing: {why}; something else cost more in "
-        f"graph mode (a first run's one-off start-up, or a graph call's overhead on small "
-        f"ops){caveat}"
-    )
+    if repeated:
+        other = (
+            "every graph run was slower, so it is not a one-off either: calling the graphs "
+            "costs more here than running their ops eagerly (a graph call's fixed overhead "
+            "outweighs small ops)"
+        )
+    else:
+        other = (
+            "something else cost more in graph mode (a first run's one-off start-up, or a "
+            "graph call's fixed overhead on small ops)"
+        )
+    return f"{ratio} ({spread}), and not because of tracing: {why}; {other}{caveat}"
 
 
 def report_verdict(report: TraceReport) -> str:

@@ -1,9 +1,10 @@
-"""The exercise table: per exercise its task, the starter the lesson notebook begins with, the
-worked solution, hints and checker. The tests run every starter and solution through its
-checker, so each check can fail."""
+"""The exercise table: per exercise its task, hints and checker, with the starter the lesson
+notebook begins with and the worked solution (their code is in :mod:`.sources`). The tests
+run every starter and solution through its checker, so each check can fail."""
 
 from __future__ import annotations
 
+from . import sources
 from .capstone import check_capstone
 from .checks import (
     Exercise,
@@ -16,326 +17,6 @@ from .timing import _check_choice
 
 __all__ = ["EXERCISES"]
 
-_SQUARE_STARTER = """\
-def square(x):
-    # TODO: make this a tf.function (one line, just above `def`)
-    return x * x
-"""
-_SQUARE_SOLUTION = """\
-@tf.function
-def square(x):
-    return x * x
-"""
-
-_SPEED_STARTER = """\
-def small_ops(x):
-    # 120 tiny operations on a small matrix
-    for _ in range(40):
-        x = tf.tanh(x) * 0.9 + 0.1
-    return x
-
-def big_matmul(x):
-    # one big matrix product
-    return tf.matmul(x, x) / 600.0
-
-small = tf.ones([8, 8])
-big = tf.random.stateless_normal([600, 600], seed=[1, 2])
-
-# TODO 1: measure what tf.function buys each of them, e.g. ex.compare_eager(small_ops, small)
-evidence = []
-# TODO 2: compile the one your measurement says gains most, e.g. tf.function(...)
-compiled = None
-"""
-_SPEED_SOLUTION = """\
-def small_ops(x):
-    for _ in range(40):        # a Python loop is unrolled while tracing: 120 ops in one graph
-        x = tf.tanh(x) * 0.9 + 0.1
-    return x
-
-def big_matmul(x):
-    return tf.matmul(x, x) / 600.0
-
-small = tf.ones([8, 8])
-big = tf.random.stateless_normal([600, 600], seed=[1, 2])
-
-evidence = [ex.compare_eager(small_ops, small), ex.compare_eager(big_matmul, big)]
-for measured in evidence:
-    print(measured)
-# small_ops gains several times: each eager op pays Python and dispatch overhead that the graph
-# pays once per call. big_matmul spends its time inside one kernel, the same either way (~1×).
-compiled = tf.function(small_ops)
-"""
-
-_COUNT_STARTER = """\
-calls = 0
-
-@tf.function
-def scaled(x, counter):
-    global calls
-    calls += 1          # a Python side effect: it runs only while tracing
-    # TODO: make `counter` (a tf.Variable) count every call
-    return x * 2.0
-"""
-_COUNT_SOLUTION = """\
-@tf.function
-def scaled(x, counter):
-    counter.assign_add(1)   # a TF op: it is part of the graph, so it runs on every call
-    return x * 2.0
-"""
-
-_SCALAR_STARTER = """\
-x3 = tf.reshape(tf.range(64 * 16, dtype=tf.float32) / 1000.0, [64, 16])
-
-@tf.function
-def scaled_loss(x, factor, training):
-    if training:
-        x = x * 0.9            # stands in for dropout (deterministic, so results compare)
-    return tf.reduce_mean(x) * factor
-
-def run_schedule():
-    total = 0.0
-    for epoch in range(6):
-        factor = 1.0 / (epoch + 1)              # a new Python float every epoch
-        total += scaled_loss(x3, factor, True)  # ...and a Python bool
-    total += scaled_loss(x3, 1.0, False)        # evaluation
-    return total
-"""
-_SCALAR_SOLUTION = """\
-x3 = tf.reshape(tf.range(64 * 16, dtype=tf.float32) / 1000.0, [64, 16])
-
-@tf.function
-def scaled_loss(x, factor, training):
-    x = tf.cond(training, lambda: x * 0.9, lambda: x)   # a graph branch on a bool tensor
-    return tf.reduce_mean(x) * factor
-
-def run_schedule():
-    total = 0.0
-    for epoch in range(6):
-        factor = tf.constant(1.0 / (epoch + 1))         # a tensor: same spec every epoch
-        total += scaled_loss(x3, factor, tf.constant(True))
-    total += scaled_loss(x3, tf.constant(1.0), tf.constant(False))
-    return total
-"""
-
-_SHAPES_STARTER = """\
-features = tf.reshape(tf.range(100 * 8, dtype=tf.float32) % 7.0, [100, 8])
-w4 = tf.reshape(tf.range(8, dtype=tf.float32) / 8.0, [8, 1])
-
-@tf.function
-def predict(batch):
-    return tf.matmul(tf.cast(batch, tf.float32), w4)
-
-def predict_all():
-    outputs = []
-    for batch_size in (32, 16):                        # two batch sizes, each with a
-        ds = tf.data.Dataset.from_tensor_slices(features).batch(batch_size)
-        for batch in ds:                               # smaller last batch (100 = 3·32 + 4)
-            outputs.append(predict(batch))
-    extra = np.linspace(0.0, 1.0, 5 * 8).reshape(5, 8) # NumPy's default dtype: float64
-    outputs.append(predict(extra))
-    return tf.concat(outputs, axis=0)
-"""
-_SHAPES_SOLUTION = """\
-features = tf.reshape(tf.range(100 * 8, dtype=tf.float32) % 7.0, [100, 8])
-w4 = tf.reshape(tf.range(8, dtype=tf.float32) / 8.0, [8, 1])
-
-@tf.function(input_signature=[tf.TensorSpec([None, 8], tf.float32)])   # any batch size
-def predict(batch):
-    return tf.matmul(batch, w4)
-
-def predict_all():
-    outputs = []
-    for batch_size in (32, 16):
-        ds = tf.data.Dataset.from_tensor_slices(features).batch(batch_size)
-        for batch in ds:
-            outputs.append(predict(batch))
-    extra = np.linspace(0.0, 1.0, 5 * 8).reshape(5, 8).astype(np.float32)  # one dtype
-    outputs.append(predict(extra))
-    return tf.concat(outputs, axis=0)
-"""
-
-_VARS_STARTER = '''\
-class RunningSum(tf.Module):
-    """Adds each x to a running total kept in a tf.Variable and returns the total."""
-
-    def __init__(self, size):
-        super().__init__()
-        self.size = size
-
-    @tf.function
-    def __call__(self, x):
-        total = tf.Variable(tf.zeros([self.size]))   # a new Variable on every call!
-        total.assign_add(x)
-        return total.read_value()
-'''
-_VARS_SOLUTION = '''\
-class RunningSum(tf.Module):
-    """Adds each x to a running total kept in a tf.Variable and returns the total."""
-
-    def __init__(self, size):
-        super().__init__()
-        self.total = tf.Variable(tf.zeros([size]))   # created once, outside any graph
-
-    @tf.function
-    def __call__(self, x):
-        self.total.assign_add(x)
-        return self.total.read_value()
-'''
-
-_OBJECTS_STARTER = """\
-x6 = tf.reshape(tf.range(12, dtype=tf.float32), [3, 4])
-configs = [{"scale": 0.5 * i, "shift": float(i)} for i in range(1, 6)]
-
-def run_configs():
-    results = []
-    for cfg in configs:
-        @tf.function                    # a new tf.function object on every pass of the loop
-        def apply(x, cfg):
-            return x * cfg["scale"] + cfg["shift"]
-        results.append(apply(x6, cfg))  # ...and a dict of Python floats
-    return tf.stack(results)
-"""
-_OBJECTS_SOLUTION = """\
-x6 = tf.reshape(tf.range(12, dtype=tf.float32), [3, 4])
-configs = [{"scale": 0.5 * i, "shift": float(i)} for i in range(1, 6)]
-
-@tf.function                            # created once, outside the loop
-def apply(x, cfg):
-    return x * cfg["scale"] + cfg["shift"]
-
-def run_configs():
-    results = []
-    for cfg in configs:
-        as_tensors = {key: tf.constant(value) for key, value in cfg.items()}  # same structure,
-        results.append(apply(x6, as_tensors))                                # same specs
-    return tf.stack(results)
-"""
-
-_LOOP_STARTER = """\
-X7 = tf.reshape(tf.range(200 * 8, dtype=tf.float32) % 11.0 / 11.0, [200, 8])
-Y7 = tf.reduce_sum(X7 * tf.range(8, dtype=tf.float32), axis=1, keepdims=True) / 8.0
-dataset7 = tf.data.Dataset.from_tensor_slices((X7, Y7)).batch(32)   # 200 = 6·32 + 8
-
-def train_model(epochs=4):
-    keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
-                              keras.layers.Dense(1)])
-
-    @tf.function
-    def train_step(x, y, lr):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean((model(x, training=True) - y) ** 2)
-        grads = tape.gradient(loss, model.trainable_variables)
-        for v, g in zip(model.trainable_variables, grads):
-            v.assign_sub(lr * g)
-        return loss
-
-    lr = 0.05
-    for epoch in range(epochs):
-        for x, y in dataset7:
-            loss = train_step(x, y, lr)
-        lr *= 0.7                      # learning-rate decay, as a Python float
-    return float(loss)
-"""
-_LOOP_SOLUTION = """\
-X7 = tf.reshape(tf.range(200 * 8, dtype=tf.float32) % 11.0 / 11.0, [200, 8])
-Y7 = tf.reduce_sum(X7 * tf.range(8, dtype=tf.float32), axis=1, keepdims=True) / 8.0
-dataset7 = tf.data.Dataset.from_tensor_slices((X7, Y7)).batch(32)
-
-def train_model(epochs=4):
-    keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
-                              keras.layers.Dense(1)])
-
-    @tf.function(input_signature=[tf.TensorSpec([None, 8], tf.float32),   # any batch size
-                                  tf.TensorSpec([None, 1], tf.float32),
-                                  tf.TensorSpec([], tf.float32)])          # lr: a scalar tensor
-    def train_step(x, y, lr):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean((model(x, training=True) - y) ** 2)
-        grads = tape.gradient(loss, model.trainable_variables)
-        for v, g in zip(model.trainable_variables, grads):
-            v.assign_sub(lr * g)
-        return loss
-
-    lr = tf.Variable(0.05)            # created outside the step, updated in place
-    for epoch in range(epochs):
-        for x, y in dataset7:
-            loss = train_step(x, y, lr)
-        lr.assign(lr * 0.7)
-    return float(loss)
-"""
-
-_CAPSTONE_STARTER = '''\
-def train_slow(epochs=3):
-    """A training script with several hidden retracing causes. Returns the final loss."""
-    keras.utils.set_random_seed(1)
-    X = np.random.default_rng(0).normal(size=(100, 8)).astype("float32")
-    Y = (X @ np.linspace(-1.0, 1.0, 8).astype("float32")).reshape(-1, 1)
-    train = tf.data.Dataset.from_tensor_slices((X, Y)).batch(24)     # 100 = 4·24 + 4
-    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(32, activation="relu"),
-                              keras.layers.Dense(1)])
-    step = 0
-    for epoch in range(epochs):
-        lr = 0.1 / (epoch + 1)
-
-        @tf.function
-        def train_step(x, y, lr, step):
-            warmup = min(1.0, (step + 1) / 10)                        # Python maths on a Python int
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean((model(x, training=True) - y) ** 2)
-            grads = tape.gradient(loss, model.trainable_variables)
-            for v, g in zip(model.trainable_variables, grads):
-                v.assign_sub(lr * warmup * g)
-            return loss
-
-        for x, y in train:
-            train_step(x, y, lr, step)
-            step += 1
-
-    @tf.function
-    def evaluate(x, y, training):
-        return tf.reduce_mean((model(x, training=training) - y) ** 2)
-
-    return float(evaluate(X, Y, False))
-'''
-_CAPSTONE_SOLUTION = '''\
-def train_fast(epochs=3):
-    """The same training, without retracing. Returns the final loss."""
-    keras.utils.set_random_seed(1)
-    X = np.random.default_rng(0).normal(size=(100, 8)).astype("float32")
-    Y = (X @ np.linspace(-1.0, 1.0, 8).astype("float32")).reshape(-1, 1)
-    train = tf.data.Dataset.from_tensor_slices((X, Y)).batch(24)
-    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(32, activation="relu"),
-                              keras.layers.Dense(1)])
-    spec = [tf.TensorSpec([None, 8], tf.float32), tf.TensorSpec([None, 1], tf.float32),
-            tf.TensorSpec([], tf.float32), tf.TensorSpec([], tf.int64)]
-
-    @tf.function(input_signature=spec)               # created once; any batch size
-    def train_step(x, y, lr, step):
-        warmup = tf.minimum(1.0, tf.cast(step + 1, tf.float32) / 10.0)   # tensor maths
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean((model(x, training=True) - y) ** 2)
-        grads = tape.gradient(loss, model.trainable_variables)
-        for v, g in zip(model.trainable_variables, grads):
-            v.assign_sub(lr * warmup * g)
-        return loss
-
-    step = tf.Variable(0, dtype=tf.int64)            # counters and schedules live in variables
-    lr = tf.Variable(0.1)
-    for epoch in range(epochs):
-        lr.assign(0.1 / (epoch + 1))
-        for x, y in train:
-            train_step(x, y, lr, step)
-            step.assign_add(1)
-
-    @tf.function
-    def evaluate(x, y):
-        return tf.reduce_mean((model(x, training=False) - y) ** 2)
-
-    return float(evaluate(X, Y))
-'''
-
 EXERCISES: dict[str, Exercise] = {
     e.id: e
     for e in (
@@ -346,8 +27,8 @@ EXERCISES: dict[str, Exercise] = {
             "Turn `square` into a tf.function. The check calls it three times with float32 "
             "vectors of length 3 and expects one graph.",
             "square",
-            _SQUARE_STARTER,
-            _SQUARE_SOLUTION,
+            sources.SQUARE_STARTER,
+            sources.SQUARE_SOLUTION,
             ("put `@tf.function` on the line above `def square(x):`",),
             _check_square,
         ),
@@ -362,8 +43,8 @@ EXERCISES: dict[str, Exercise] = {
             "from your evidence, re-measures it (at least 1.5× faster than eager) and compares "
             "the results.",
             "compiled",
-            _SPEED_STARTER,
-            _SPEED_SOLUTION,
+            sources.SPEED_STARTER,
+            sources.SPEED_SOLUTION,
             (
                 "evidence = [ex.compare_eager(small_ops, small), ex.compare_eager(big_matmul, big)], "
                 "then print each to read the speed-ups",
@@ -381,8 +62,8 @@ EXERCISES: dict[str, Exercise] = {
             "`scaled` counts its calls in a Python variable, which only changes while TF "
             "traces. Make the tf.Variable `counter` (the check passes one in) count every call.",
             "scaled",
-            _COUNT_STARTER,
-            _COUNT_SOLUTION,
+            sources.COUNT_STARTER,
+            sources.COUNT_SOLUTION,
             (
                 "Python statements run only while tracing; a TF op such as "
                 "counter.assign_add(1) is part of the graph and runs on every call",
@@ -397,8 +78,8 @@ EXERCISES: dict[str, Exercise] = {
             "evaluation. Change the calls (and the branch) so that one graph serves all 7 calls, "
             "with the same total.",
             "run_schedule",
-            _SCALAR_STARTER,
-            _SCALAR_SOLUTION,
+            sources.SCALAR_STARTER,
+            sources.SCALAR_SOLUTION,
             (
                 "pass tf.constant(...) instead of Python floats and bools; branch on the bool tensor "
                 "with tf.cond (or let AutoGraph turn `if training:` into one)",
@@ -412,8 +93,8 @@ EXERCISES: dict[str, Exercise] = {
             "`predict_all` feeds batches of 32, 16 and 4 rows and a float64 NumPy array. Make it "
             "need at most 2 graphs (1 with an input_signature), with the same outputs.",
             "predict_all",
-            _SHAPES_STARTER,
-            _SHAPES_SOLUTION,
+            sources.SHAPES_STARTER,
+            sources.SHAPES_SOLUTION,
             (
                 "give predict an input_signature=[tf.TensorSpec([None, 8], tf.float32)] — or "
                 "reduce_retracing=True — and feed one dtype (float32)",
@@ -427,8 +108,8 @@ EXERCISES: dict[str, Exercise] = {
             "`RunningSum(3)` should add each x to a running total and return it. Calling it "
             "raises today. Fix the class; the check calls it three times with [1, 2, 3].",
             "RunningSum",
-            _VARS_STARTER,
-            _VARS_SOLUTION,
+            sources.VARS_STARTER,
+            sources.VARS_SOLUTION,
             (
                 "create the tf.Variable once, in __init__, and only assign_add to it inside the tf.function",
                 "a Variable created inside __call__ starts from zero on every call",
@@ -442,8 +123,8 @@ EXERCISES: dict[str, Exercise] = {
             "`run_configs` re-creates `apply` for every config and passes a dict of Python "
             "floats. Make all five configs share one graph, with the same results.",
             "run_configs",
-            _OBJECTS_STARTER,
-            _OBJECTS_SOLUTION,
+            sources.OBJECTS_STARTER,
+            sources.OBJECTS_SOLUTION,
             (
                 "create the tf.function once, outside the loop, and pass the config values as "
                 "tensors (a dict of tensors with the same keys keeps one graph)",
@@ -457,8 +138,8 @@ EXERCISES: dict[str, Exercise] = {
             "`train_model` retraces for every epoch's learning rate and every smaller last "
             "batch. Make `train_step` trace once, keeping the decay and every sample.",
             "train_model",
-            _LOOP_STARTER,
-            _LOOP_SOLUTION,
+            sources.LOOP_STARTER,
+            sources.LOOP_SOLUTION,
             (
                 "keep lr in a tf.Variable (created outside the step, updated with .assign) and give "
                 "train_step an input_signature with a None batch dimension",
@@ -474,8 +155,8 @@ EXERCISES: dict[str, Exercise] = {
             "better is as wrong as worse: it means the training changed), and at least 1.5× "
             "faster on the median of 3 timed runs each.",
             "train_fast",
-            _CAPSTONE_STARTER.replace("def train_slow(", "def train_fast(", 1),
-            _CAPSTONE_SOLUTION,
+            sources.CAPSTONE_STARTER.replace("def train_slow(", "def train_fast(", 1),
+            sources.CAPSTONE_SOLUTION,
             (
                 "run %%tracewatch on train_slow() and fix one reason at a time: there are four "
                 "(a re-created function, a Python float, a Python int and a smaller last batch)",

@@ -302,9 +302,10 @@ for _ in range(10):
     big_matmul(big)"""),
         md("""**Explain.** With many small ops, the per-op Python overhead dominates: the graph runs
 them all in one call into the runtime, so it wins clearly. With one big op, almost all the
-time is spent *inside* the op, the same kernel either way: the graph barely helps, and the two
-times differ by a few percent either way from run to run. That difference is noise — these
-cells traced nothing (the report says 0 traces), so tracing cannot be what made one slower. The graph
+time is spent *inside* the op, the same kernel either way: the graph helps little, the two
+times are close, and which one is ahead changes from run to run on a busy machine. That
+difference is noise — these cells traced nothing (the report says 0 traces), so tracing cannot
+be what made one of them slower. The graph
 also wins by what it *enables* — optimisation, parallelism, export without Python — but only if
 it is traced rarely: a trace costs many cached calls (the report shows how many)."""),
         *exercise(

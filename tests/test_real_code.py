@@ -45,6 +45,11 @@ SOURCES = {
     "tf.TensorSpec": lambda: tf.TensorSpec,
     "tf.map_fn": lambda: tf.map_fn,
     "tf.data.Dataset.map": lambda: tf.data.Dataset.map,
+    "tf.data.Dataset.filter": lambda: tf.data.Dataset.filter,
+    "tf.data.Dataset.interleave": lambda: tf.data.Dataset.interleave,
+    "tf.data.Dataset.scan": lambda: tf.data.Dataset.scan,
+    "tf.data.Dataset.from_generator": lambda: tf.data.Dataset.from_generator,
+    "tf.GradientTape": lambda: tf.GradientTape,
     "Function.experimental_get_tracing_count": lambda: _function_method("experimental_get_tracing_count"),
 }
 

@@ -225,3 +225,47 @@ def test_control_change_redraws_once_and_is_timed() -> None:
     assert len(lab.render_log) == before + 1
     assert lab.render_log[-1][1] == lab.last_render_seconds >= 0
     assert "40" in lab.code.value
+
+
+def _page_text(html: str) -> str:
+    """What a sanitized page shows: no <style> (dropped with its text), tags gone, words kept."""
+    import re
+    from html import unescape
+
+    html = re.sub(r"<style>.*?</style>", "", html, flags=re.S)
+    html = re.sub(r"<(div|tr|summary|table)\b", "\n<", html)
+    text = unescape(re.sub(r"<[^>]+>", "", html))
+    return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
+
+
+def test_saved_lab_output_says_what_the_lab_showed() -> None:
+    """Beside the widget view, the lab's output carries text and HTML that static pages show."""
+    import re
+
+    lab = RetraceLab()
+    lab.call_button.click()
+    bundle = lab._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/plain"].startswith("RetraceLab(model_step): 1 trace, 1 call, 1 graph in the cache")
+    text = _page_text(bundle["text/html"])
+    assert "1 trace (TF's own count: 1) · 1 call · 1 graph in cache" in text
+    assert "the live lab needs a running kernel" in text
+    # first-trace, or new-function-object when an earlier test's lab traced model_step already
+    assert re.search(r"why call 1 traced: (first-trace|new-function-object)", text), text
+    snapshot = lab.snapshot()._repr_mimebundle_()
+    assert set(snapshot) == {"text/plain", "text/html"}  # no widget: it stays in a saved notebook
+
+
+def test_trace_count_is_announced_when_it_changes() -> None:
+    """The ARIA live region's text follows the trace count (and only changes with it)."""
+    lab = RetraceLab()
+    assert lab.announcer.text == "0 traces (TensorFlow's own count: 0)"
+    lab.call_button.click()
+    assert lab.announcer.text == "1 trace (TensorFlow's own count: 1)"
+    changes: list[str] = []
+    lab.announcer.observe(lambda c: changes.append(c["new"]), names="text")
+    lab.call_button.click()  # cached: the count does not change, nothing is announced
+    assert changes == []
+    lab.batch.value = 20
+    lab.call_button.click()
+    assert changes == ["2 traces (TensorFlow's own count: 2)"]

@@ -99,3 +99,17 @@ def test_report_explorer_filters_and_shows_reasons() -> None:
     assert "a cached graph ran" in ex.detail.value and "2 hits" in ex.detail.value
     rebuilt = ReportExplorer(type(report).from_json(report.to_json()))
     assert len(rebuilt.calls.options) == 4
+
+
+def test_report_explorer_leaves_the_report_in_saved_notebooks() -> None:
+    @tf.function
+    def saved(x):  # type: ignore[no-untyped-def]
+        return x * 3
+
+    with tfgraph_lab.watch() as w:
+        saved(tf.ones(2))
+        saved(tf.ones(3))
+    bundle = ReportExplorer(w.report)._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "2 traces" in bundle["text/plain"] and "saved" in bundle["text/plain"]
+    assert "tfgl-report" in bundle["text/html"] and "tfgl-reason-shape-changed" in bundle["text/html"]

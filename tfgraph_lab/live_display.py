@@ -23,7 +23,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from .render.blocks import stat_html
+from .render.blocks import count_html, stat_html
 from .render.chart import chart_html
 from .render.format import fmt_seconds, plural
 from .render.reasons import reasons_html
@@ -162,8 +162,8 @@ class LiveDisplay:
         )
         stats = (
             f"<div class='tfgl-trace-count'>"
-            f"{stat_html('traces', counters.traces, f'{counters.retraces} retraces', big=True)}</div>"
-            f"<div class='tfgl-calls'>{stat_html('calls', f'{counters.calls:,}', f'{rate:,.0f}/s')}</div>"
+            f"{count_html(counters.traces, 'trace', 'traces', plural(counters.retraces, 'retrace'), big=True)}</div>"
+            f"<div class='tfgl-calls'>{count_html(counters.calls, 'call', 'calls', f'{rate:,.0f}/s')}</div>"
             + stat_html("tracing", fmt_seconds(counters.trace_seconds))
             + stat_html("running", fmt_seconds(elapsed))
         )

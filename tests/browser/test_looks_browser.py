@@ -5,14 +5,16 @@ One JupyterLab server for the module (it also serves Notebook 7 and Voila). In e
 visible text of the report and of the lab is measured in the page (``_contrast.py``) and must
 reach WCAG 2.1 AA (4.5:1). The untrusted notebook is written to disk with the outputs of a real
 run and opened fresh: the sanitizer drops ``<style>`` and ``<svg>``, and the report must still
-read right. One lab is driven with the keyboard only. Screenshots go to ``artifacts/`` (and the
-ones the docs show are copied to ``docs/`` by ``python tests/browser/test_looks_browser.py``).
+read right. One lab is driven with the keyboard only. Screenshots go to ``artifacts/``; with
+``TFGL_DOCS_SCREENSHOTS=1`` the ones the docs show are written to ``docs/screenshots/`` too.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,11 @@ REPORT = ".tfgl-report"
 LAB_ROOT = ".tfgl-retrace-lab"
 SHOTS: dict[str, Path] = {}
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+IN_DOCS = {
+    "report_jupyterlab_light", "report_jupyterlab_dark", "lab_jupyterlab_dark", "report_untrusted",
+    "lab_notebook7", "lab_voila_dark", "lab_untrusted_snapshot",
+}  # fmt: skip
 
 
 def _kernel_idle(page: Any) -> None:
@@ -82,6 +89,9 @@ def _shot(page_or_locator: Any, artifacts: Path, name: str) -> None:
     path = artifacts / f"{name}.png"
     page_or_locator.screenshot(path=str(path))
     SHOTS[name] = path
+    if name in IN_DOCS and os.environ.get("TFGL_DOCS_SCREENSHOTS") == "1":
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(path, DOCS / path.name)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -260,6 +270,8 @@ def test_untrusted_notebook(browser: Any, lab_server: Any, untrusted: str, artif
         expect(snapshot).to_contain_text("traces")
         _check_contrast(page, "JupyterLab Light, untrusted", (REPORT, ".tfgl-lab-snapshot"))
         _shot(report, artifacts_dir, "report_untrusted")
+        snapshot.scroll_into_view_if_needed()
+        _shot(snapshot, artifacts_dir, "lab_untrusted_snapshot")
     finally:
         context.close()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-__all__ = ["stat_html", "table_html"]
+__all__ = ["stat_html", "stats_html", "table_html"]
 
 
 def stat_html(
@@ -22,6 +22,17 @@ def stat_html(
     return (
         f"<span class='{cls}'><b class='{value_cls}'>{escape(str(value))}</b> {escape(label)}{small}</span>"
     )
+
+
+def count_html(n: int, word: str, many: str, note: str = "", big: bool = False) -> str:
+    """A stat box for a count, its word agreeing with it: ``1 trace``, ``2 traces``."""
+    return stat_html(word if n == 1 else many, f"{n:,}", note, big)
+
+
+def stats_html(*boxes: str) -> str:
+    """A row of stat boxes; without styles it reads ``3 traces · 5 calls`` (the dots are hidden
+    from sight, not from screen readers or a stripped page)."""
+    return "<div class='tfgl-stats'>" + "<span class='tfgl-sep'> · </span>".join(boxes) + "</div>"
 
 
 def table_html(

@@ -14,7 +14,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from ..datatypes import Event, FunctionSummary
-from .blocks import stat_html
+from .blocks import stat_html, stats_html
 from .chart import chart_html
 from .compare import report_verdict
 from .format import fmt_seconds, plural, short_path
@@ -86,10 +86,11 @@ def _headline(report: TraceReport) -> str:
         ("retraces", f"{retraces:,}", _noun(retraces, "retrace"), " tfgl-bad" if retraces else ""),
         ("tracing", fmt_seconds(report.trace_seconds), "tracing", ""),
     ]
-    sep = "<span class='tfgl-sep'> · </span>"
-    boxes = sep.join(
-        stat_html(label, value, classes=f"tfgl-stat-{name}{bad}", value_class=f"tfgl-{name}-count")
-        for name, value, label, bad in stats
+    boxes = stats_html(
+        *(
+            stat_html(label, value, classes=f"tfgl-stat-{name}{bad}", value_class=f"tfgl-{name}-count")
+            for name, value, label, bad in stats
+        )
     )
     summary = ""
     mean = report.mean_cached_seconds
@@ -101,7 +102,7 @@ def _headline(report: TraceReport) -> str:
     xla = xla_headline(report)
     if xla:
         summary += f"<div class='tfgl-summary tfgl-xla-headline'>{escape(xla)}</div>"
-    return f"<div class='tfgl-stats tfgl-headline'>{boxes}</div>{summary}"
+    return f"<div class='tfgl-headline'>{boxes}</div>{summary}"
 
 
 def _noun(n: int, word: str) -> str:

@@ -55,8 +55,8 @@ STYLESHEET = """
 .tfgl table{border-collapse:collapse;margin:4px 0;color:var(--tfgl-fg);font-size:13px;table-layout:auto}
 /* Doubled class: beats JupyterLab 4's `.jp-ThemedContainer .jp-RenderedHTMLCommon pre` (no
    padding, border or background) and its `:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td` (0,2,1), which right-aligns every cell,
-   and its striped/hovered rows. */
-.tfgl.tfgl tr,.tfgl.tfgl tr:hover{background:transparent}
+   and its striped/hovered rows (`tbody tr:nth-child(even)`, 0,2,2: `:nth-child(n)` outweighs it). */
+.tfgl.tfgl tr,.tfgl.tfgl tbody tr:nth-child(n),.tfgl.tfgl tbody tr:hover{background:transparent}
 .tfgl.tfgl th,.tfgl.tfgl td{padding:3px 10px;border-bottom:1px solid var(--tfgl-line);
  text-align:left;vertical-align:top;background:transparent;line-height:1.4}
 .tfgl.tfgl td.tfgl-num,.tfgl.tfgl th.tfgl-num{text-align:right;font-variant-numeric:tabular-nums}

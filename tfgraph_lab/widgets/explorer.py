@@ -12,7 +12,7 @@ from typing import Any
 import ipywidgets as W
 
 from ..datatypes import Event, FunctionSummary
-from ..render.blocks import stat_html, table_html
+from ..render.blocks import count_html, table_html
 from ..render.format import fmt_seconds
 from ..render.html import render_html
 from ..render.reasons import failure_html, reasons_html
@@ -83,10 +83,11 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
         more = f" (first {MAX_OPTIONS:,} listed)" if len(events) > MAX_OPTIONS else ""
         self.summary.value = (
             "<div class='tfgl-stats'>"
-            + stat_html("calls", sum(f.calls for f in functions))
-            + f"<div class='tfgl-trace-count'>{stat_html('traces', sum(f.traces for f in functions), big=True)}"
-            "</div>"
-            + stat_html("retraces", sum(f.retraces for f in functions))
+            + count_html(sum(f.calls for f in functions), "call", "calls")
+            + "<div class='tfgl-trace-count'>"
+            + count_html(sum(f.traces for f in functions), "trace", "traces", big=True)
+            + "</div>"
+            + count_html(sum(f.retraces for f in functions), "retrace", "retraces")
             + f"</div><div class='tfgl-muted'>{len(events):,} events{more}</div>"
         )
         first_trace = next((i for i, e in enumerate(self._events) if e.traced), 0)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from ..render.blocks import stat_html, table_html
+from ..render.blocks import count_html, stats_html, table_html
 from ..render.format import plural
 from ..render.reasons import reasons_html
 from ..render.style import style_tag
@@ -71,10 +71,10 @@ def set_live_text(region: Any, text: str) -> None:
 def lab_snapshot_html(lab: Any) -> str:
     """The lab's current state as self-contained HTML: counts, the graph cache, the last reason."""
     session, state = lab.session, lab.session.state
-    stats = (
-        stat_html("traces", state.traces, f"TF's own count: {state.tf_traces}", big=True)
-        + stat_html("calls", state.calls)
-        + stat_html("graphs in cache", len(state.graphs))
+    stats = stats_html(
+        count_html(state.traces, "trace", "traces", f"TF's own count: {state.tf_traces}", big=True),
+        count_html(state.calls, "call", "calls"),
+        count_html(len(state.graphs), "graph in cache", "graphs in cache"),
     )
     rows = [
         [f"#{i}", f"<code>{escape(row.signature or '()')}</code>", f"{row.hits:,}"]
@@ -99,7 +99,7 @@ def lab_snapshot_html(lab: Any) -> str:
             else ""
         )
         + f"<div class='tfgl-lab-sub'>{escape(NO_WIDGETS)}. It showed:</div>"
-        f"<div class='tfgl-stats'>{stats}</div>{cache}{reason}"
+        f"{stats}{cache}{reason}"
         f"<details><summary>the code these settings amount to</summary><pre>{escape(session.code())}</pre>"
         "</details></div>"
     )

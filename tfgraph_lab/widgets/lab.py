@@ -19,7 +19,7 @@ from typing import Any
 import ipywidgets as W
 
 from ..failures import VARIABLE_PER_TRACE, WRONG_INPUTS, failure_kind
-from ..render.blocks import stat_html, table_html
+from ..render.blocks import count_html, stat_html, table_html
 from ..render.chart import chart_html
 from ..render.format import fmt_seconds, plural
 from ..render.reasons import reasons_html
@@ -278,14 +278,14 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         """Redraw every display from the session state (no TensorFlow work here)."""
         t0 = time.perf_counter()
         session, state = self.session, self.session.state
-        self.trace_count.value = stat_html(
-            "traces", state.traces, f"TF's own count: {state.tf_traces}", big=True
+        self.trace_count.value = count_html(
+            state.traces, "trace", "traces", f"TF's own count: {state.tf_traces}", big=True
         )
         set_live_text(
             self.announcer, f"{plural(state.traces, 'trace')} (TensorFlow's own count: {state.tf_traces})"
         )
-        self.calls.value = stat_html("calls", state.calls)
-        self.graph_count.value = stat_html("graphs in cache", len(state.graphs))
+        self.calls.value = count_html(state.calls, "call", "calls")
+        self.graph_count.value = count_html(len(state.graphs), "graph in cache", "graphs in cache")
         last = state.points[-1].seconds if state.points else None
         self.last_time.value = stat_html("last call", fmt_seconds(last) if last is not None else "–")
         self.status.value = self._status_html(verdict)

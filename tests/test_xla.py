@@ -244,3 +244,67 @@ def test_judging_by_time(calls: list[tuple[float, bool]], expected: list[bool]) 
     from tfgraph_lab._xla import estimate_hidden
 
     assert estimate_hidden({1: calls}) == {1: expected}
+
+
+# ------------------------------------------------------------------------ the XLA budget
+
+
+def test_watch_fails_when_xla_compiles_more_than_its_budget() -> None:
+    from tfgraph_lab import TraceBudgetExceeded
+
+    stack = _stack_function()
+    with pytest.raises(TraceBudgetExceeded) as caught, tfgraph_lab.watch(max_traces=1, max_xla_compiles=2):
+        for n in [32, 7, 33, 32]:
+            stack(tf.ones([n, 64]))
+    error = caught.value
+    assert error.overruns == []  # one trace: the trace budget holds
+    (name, count, limit), *_ = error.xla_overruns
+    assert (name.endswith("stack"), count, limit) == (True, 3, 2)
+    assert "XLA compile budget exceeded" in str(error) and "compiled by XLA 3× (budget 2)" in str(error)
+    assert error.report.budget == "1 per function; XLA compiles: 2 per function"
+
+
+def test_xla_budget_input_errors_name_the_flag() -> None:
+    from tfgraph_lab.budget import TraceBudget
+    from tfgraph_lab.errors import UsageProblem
+
+    with pytest.raises(UsageProblem, match="--max-xla-compiles 'x'"):
+        TraceBudget.parse("x", measure="xla_compiles")
+    budget = TraceBudget.parse("2", measure="xla_compiles")
+    assert budget is not None and budget.include_framework  # Keras's XLA step is a framework function
+
+
+def test_the_magic_and_the_command_line_take_an_xla_budget(tmp_path: Path) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "tfgraph_lab")
+    try:
+        ip.user_ns["make"] = _stack_function
+        result = ip.run_cell(
+            "%%tracewatch -q --max-xla-compiles 1\nimport tensorflow as tf\ns = make()\n"
+            "for n in (3, 4):\n    s(tf.ones([n, 64]))\n"
+        )
+        assert type(result.error_in_exec).__name__ == "TraceBudgetExceeded"
+        assert result.error_in_exec.xla_overruns[0][1:] == (2, 1)
+    finally:
+        ip.run_line_magic("unload_ext", "tfgraph_lab")
+    script = tmp_path / "jit.py"
+    script.write_text(
+        "import tensorflow as tf\n"
+        "step = tf.function(lambda x: x * 2.0, jit_compile=True)\n"
+        "for n in (3, 4, 3):\n    step(tf.ones([n]))\n"
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(tfgraph_lab.__file__).parent.parent), env.get("PYTHONPATH", "")]
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "tfgraph_lab", "run", "-q", "--max-xla-compiles", "1", str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert "XLA compile budget exceeded: <lambda> compiled by XLA 2× (budget 1)" in done.stderr

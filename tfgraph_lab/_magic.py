@@ -46,6 +46,13 @@ class TraceWatchMagics(Magics):
         help="Trace budget: N for every user function, FN=N for one function (repeatable). "
         "The cell fails with TraceBudgetExceeded after the report is shown.",
     )
+    @argument(
+        "--max-xla-compiles",
+        action="append",
+        metavar="N|FN=N",
+        help="XLA compile budget (jit_compile=True): N for every function (Keras's XLA step "
+        "included), FN=N for one function (repeatable). The cell fails like --max-traces.",
+    )
     @argument("--json", metavar="PATH", help="Also write the report as JSON (version 1) to PATH.")
     @argument(
         "--trace",
@@ -104,6 +111,7 @@ class TraceWatchMagics(Magics):
             )
         try:
             budget = TraceBudget.parse(args.max_traces)
+            args.xla_budget = TraceBudget.parse(args.max_xla_compiles, measure="xla_compiles")
         except UsageProblem as exc:
             raise UsageError(str(exc)) from None
         if args.json is not None:
@@ -122,7 +130,7 @@ class TraceWatchMagics(Magics):
         from .recorder import TraceRecorder
 
         try:
-            recorder = TraceRecorder(budget)
+            recorder = TraceRecorder(budget, args.xla_budget)
         except TfgraphLabError as exc:
             raise UsageError(str(exc)) from None
         live = None
@@ -153,7 +161,7 @@ class TraceWatchMagics(Magics):
             display(value)
         # With -o the report is the cell's value and IPython shows it as Out[n]: displaying it
         # here too would show it twice. It is displayed here only when it will not be returned.
-        returned = args.output and error is None and not (budget and budget.overruns(report.functions))
+        returned = args.output and error is None and not any(recorder.overruns())
         if not args.quiet and not returned:
             display(report)
         if args.variable:

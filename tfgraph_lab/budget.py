@@ -2,7 +2,9 @@
 
 Pure: no TensorFlow, no IPython. ``N`` applies to every user function (framework functions
 only when named or when ``include_framework`` is set); ``FN=N`` applies to the function whose
-qualname is ``FN`` or ends with ``.FN``.
+qualname is ``FN`` or ends with ``.FN``. The same budgets count XLA compilations
+(``--max-xla-compiles``, ``measure="xla_compiles"``): there a plain ``N`` also covers
+TensorFlow's and Keras's own functions, because Keras's XLA train step is one of them.
 """
 
 from __future__ import annotations
@@ -23,28 +25,39 @@ class TraceBudget:
     default: int | None = None
     per_function: Mapping[str, int] = field(default_factory=dict)
     include_framework: bool = False
+    measure: str = "traces"  # the FunctionSummary count it limits: "traces" or "xla_compiles"
 
     @classmethod
     def parse(
-        cls, value: TraceBudget | int | str | Sequence[str] | Mapping[str, int] | None
+        cls,
+        value: TraceBudget | int | str | Sequence[str] | Mapping[str, int] | None,
+        measure: str = "traces",
     ) -> TraceBudget | None:
         """Build a budget from ``3``, ``"3"``, ``"train_step=1"``, a list of those, or a dict."""
         if value is None or isinstance(value, TraceBudget):
             return value
+        flag = _FLAGS[measure]
+        name = flag.strip("-").replace("-", "_")
         if isinstance(value, bool):
-            raise UsageProblem(f"max_traces must be a number or FN=N, got {value!r}")
+            raise UsageProblem(f"{name} must be a number or FN=N, got {value!r}")
         if isinstance(value, int):
-            return cls(default=_non_negative(value, "max_traces"))
+            return cls(
+                default=_non_negative(value, name, flag),
+                measure=measure,
+                include_framework=measure == "xla_compiles",
+            )
         if isinstance(value, str):
-            return cls._from_items([value])
+            return cls._from_items([value], measure)
         if isinstance(value, Mapping):
-            return cls(per_function={str(k): _non_negative(v, str(k)) for k, v in value.items()})
+            limits = {str(k): _non_negative(v, str(k), flag) for k, v in value.items()}
+            return cls(per_function=limits, measure=measure, include_framework=measure == "xla_compiles")
         if isinstance(value, Iterable):
-            return cls._from_items(list(value))
-        raise UsageProblem(f"max_traces must be a number or FN=N, got {value!r}")
+            return cls._from_items(list(value), measure)
+        raise UsageProblem(f"{name} must be a number or FN=N, got {value!r}")
 
     @classmethod
-    def _from_items(cls, items: list[object]) -> TraceBudget:
+    def _from_items(cls, items: list[object], measure: str = "traces") -> TraceBudget:
+        flag = _FLAGS[measure]
         default: int | None = None
         per_function: dict[str, int] = {}
         for item in items:
@@ -54,18 +67,23 @@ class TraceBudget:
                 name = name.strip()
                 if not name:
                     raise UsageProblem(
-                        f"--max-traces {text!r}: the function name before '=' is empty; "
-                        "write FN=N, e.g. --max-traces train_step=1"
+                        f"{flag} {text!r}: the function name before '=' is empty; "
+                        f"write FN=N, e.g. {flag} train_step=1"
                     )
-                per_function[name] = _parse_count(number, text)
+                per_function[name] = _parse_count(number, text, flag)
             else:
                 if default is not None:
                     raise UsageProblem(
-                        f"--max-traces given two plain numbers ({default} and {text}); give one "
+                        f"{flag} given two plain numbers ({default} and {text}); give one "
                         "number for every function and FN=N for single functions"
                     )
-                default = _parse_count(text, text)
-        return cls(default=default, per_function=per_function)
+                default = _parse_count(text, text, flag)
+        return cls(
+            default=default,
+            per_function=per_function,
+            measure=measure,
+            include_framework=measure == "xla_compiles",
+        )
 
     def limit_for(self, qualname: str, framework: bool) -> int | None:
         for name, limit in self.per_function.items():
@@ -76,12 +94,14 @@ class TraceBudget:
         return self.default
 
     def overruns(self, functions: Iterable[FunctionSummary]) -> list[tuple[str, int, int]]:
-        """``(qualname, traces, budget)`` for every function that traced more than allowed."""
+        """``(qualname, count, budget)`` for every function over budget (count: its traces, or
+        its XLA compilations for an XLA budget)."""
         out = []
         for fn in functions:
             limit = self.limit_for(fn.qualname, fn.framework)
-            if limit is not None and fn.traces > limit:
-                out.append((fn.qualname, fn.traces, limit))
+            count = fn.xla_compiles if self.measure == "xla_compiles" else fn.traces
+            if limit is not None and count > limit:
+                out.append((fn.qualname, count, limit))
         return out
 
     def describe(self) -> str:
@@ -90,18 +110,21 @@ class TraceBudget:
         return ", ".join(parts) or "none"
 
 
-def _parse_count(number: str, whole: str) -> int:
+_FLAGS = {"traces": "--max-traces", "xla_compiles": "--max-xla-compiles"}
+
+
+def _parse_count(number: str, whole: str, flag: str = "--max-traces") -> int:
     try:
         value = int(number.strip())
     except ValueError:
         raise UsageProblem(
-            f"--max-traces {whole!r}: {number.strip()!r} is not a whole number; "
-            "write N or FN=N, e.g. --max-traces 2 or --max-traces train_step=1"
+            f"{flag} {whole!r}: {number.strip()!r} is not a whole number; "
+            f"write N or FN=N, e.g. {flag} 2 or {flag} train_step=1"
         ) from None
-    return _non_negative(value, whole)
+    return _non_negative(value, whole, flag)
 
 
-def _non_negative(value: object, what: str) -> int:
+def _non_negative(value: object, what: str, flag: str = "--max-traces") -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise UsageProblem(f"--max-traces {what}: expected a whole number >= 0, got {value!r}")
+        raise UsageProblem(f"{flag} {what}: expected a whole number >= 0, got {value!r}")
     return value

@@ -3,7 +3,7 @@ render a saved JSON report, or print workshop launch links. Thin argparse glue o
 :mod:`tfgraph_lab.recorder` and :mod:`tfgraph_lab.workshop`.
 
 Exit status of ``run``: the script's own status; 3 when the script succeeded but a
-``--max-traces`` budget was broken; 2 for bad command-line input.
+``--max-traces`` or ``--max-xla-compiles`` budget was broken; 2 for bad command-line input.
 """
 
 from __future__ import annotations
@@ -56,6 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N|FN=N",
         help="trace budget: N per user function, FN=N for one function (repeatable); "
         f"exit status {EXIT_BUDGET} when broken",
+    )
+    run.add_argument(
+        "--max-xla-compiles",
+        action="append",
+        metavar="N|FN=N",
+        help="XLA compile budget (jit_compile=True): N per function (Keras's XLA step included), "
+        f"FN=N for one function (repeatable); exit status {EXIT_BUDGET} when broken",
     )
     run.add_argument("--all", action="store_true", help="also list TensorFlow/Keras functions")
     run.add_argument(
@@ -113,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         budget = TraceBudget.parse(args.max_traces)
+        xla_budget = TraceBudget.parse(args.max_xla_compiles, measure="xla_compiles")
     except UsageProblem as exc:
         parser.error(str(exc))
     module: str | None = None
@@ -134,7 +142,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .output import write_chrome_trace, write_json
     from .recorder import TraceRecorder
 
-    recorder = TraceRecorder(budget)
+    recorder = TraceRecorder(budget, xla_budget)
     status = 0
     old_argv = sys.argv
     if module is not None:
@@ -185,10 +193,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except TfgraphLabError as exc:
         print(f"tfgraph-lab: {exc}", file=sys.stderr)
         return status or 2
-    if budget is not None and status == 0:
-        overruns = budget.overruns(report.functions)
-        if overruns:
-            print(f"tfgraph-lab: {budget_message(overruns)}", file=sys.stderr)
+    if status == 0:
+        overruns, xla_overruns = recorder.overruns()
+        if overruns or xla_overruns:
+            print(f"tfgraph-lab: {budget_message(overruns, xla_overruns)}", file=sys.stderr)
             return EXIT_BUDGET
     return status
 

@@ -12,11 +12,20 @@ __all__ = [
 ]
 
 
-def budget_message(overruns: list[tuple[str, int, int]]) -> str:
-    """``trace budget exceeded: train_step traced 3× (budget 1); …`` — said the same way by the
-    exception, the magic and the command line."""
-    parts = [f"{name} traced {traces}× (budget {budget})" for name, traces, budget in overruns]
-    return "trace budget exceeded: " + "; ".join(parts)
+def budget_message(
+    overruns: list[tuple[str, int, int]], xla_overruns: list[tuple[str, int, int]] | None = None
+) -> str:
+    """``trace budget exceeded: train_step traced 3× (budget 1); …`` (and ``XLA compile budget
+    exceeded: step compiled by XLA 4× (budget 1)``) — said the same way by the exception, the
+    magic and the command line."""
+    out = []
+    if overruns:
+        parts = [f"{name} traced {traces}× (budget {budget})" for name, traces, budget in overruns]
+        out.append("trace budget exceeded: " + "; ".join(parts))
+    if xla_overruns:
+        parts = [f"{name} compiled by XLA {n}× (budget {budget})" for name, n, budget in xla_overruns]
+        out.append("XLA compile budget exceeded: " + "; ".join(parts))
+    return " · ".join(out)
 
 
 class TfgraphLabError(Exception):
@@ -55,11 +64,19 @@ class TraceBudgetExceeded(TfgraphLabError):
     ``(qualname, traces, budget)`` for every function over budget.
     """
 
-    def __init__(self, overruns: list[tuple[str, int, int]], report: object = None) -> None:
+    def __init__(
+        self,
+        overruns: list[tuple[str, int, int]],
+        report: object = None,
+        xla_overruns: list[tuple[str, int, int]] | None = None,
+    ) -> None:
         self.overruns = overruns
+        self.xla_overruns = xla_overruns or []  # (qualname, XLA compilations, budget)
         self.report = report
+        what = "retrace" if overruns else "XLA compilation"
         super().__init__(
-            budget_message(overruns) + ". The report above says why each retrace happened and how to fix it."
+            budget_message(overruns, xla_overruns)
+            + f". The report above says why each {what} happened and how to fix it."
         )
 
     def _render_traceback_(self) -> list[str]:

@@ -42,8 +42,13 @@ class TraceRecorder:
     Use :func:`watch` (a context manager) rather than this class directly.
     """
 
-    def __init__(self, max_traces: TraceBudget | int | str | None = None) -> None:
+    def __init__(
+        self,
+        max_traces: TraceBudget | int | str | None = None,
+        max_xla_compiles: TraceBudget | int | str | None = None,
+    ) -> None:
         self.budget = TraceBudget.parse(max_traces)
+        self.xla_budget = TraceBudget.parse(max_xla_compiles, measure="xla_compiles")
         self.hints: dict[tuple[str, str], list[str]] = {}
         self._log: WatchLog | None = None
         self._end = 0
@@ -136,17 +141,31 @@ class TraceRecorder:
             tf_version=self.tf_version,
             eager_calls=sum(f.eager_calls for f in agg.functions),
             degraded=self.degraded,
-            budget=self.budget.describe() if self.budget is not None else None,
+            budget=self._budget_text(),
         )
 
+    def _budget_text(self) -> str | None:
+        parts = [] if self.budget is None else [self.budget.describe()]
+        if self.xla_budget is not None:
+            parts.append(f"XLA compiles: {self.xla_budget.describe()}")
+        return "; ".join(parts) or None
+
+    def overruns(self) -> tuple[list[tuple[str, int, int]], list[tuple[str, int, int]]]:
+        """``(qualname, count, budget)`` of the functions over their trace budget, and over
+        their XLA compile budget."""
+        functions = self.report.functions
+        traces = self.budget.overruns(functions) if self.budget is not None else []
+        xla = self.xla_budget.overruns(functions) if self.xla_budget is not None else []
+        return traces, xla
+
     def check_budget(self) -> None:
-        """Raise :class:`TraceBudgetExceeded` when a function traced more than allowed."""
-        if self.budget is None:
+        """Raise :class:`TraceBudgetExceeded` when a function traced (or XLA compiled) more
+        than allowed."""
+        if self.budget is None and self.xla_budget is None:
             return
-        report = self.report
-        overruns = self.budget.overruns(report.functions)
-        if overruns:
-            raise TraceBudgetExceeded(overruns, report)
+        traces, xla = self.overruns()
+        if traces or xla:
+            raise TraceBudgetExceeded(traces, self.report, xla)
 
     def __enter__(self) -> TraceRecorder:
         return self.start()
@@ -162,18 +181,21 @@ def watch(
     max_traces: TraceBudget | int | str | None = None,
     live: bool = False,
     tensorboard_dir: str | os.PathLike[str] | None = None,
+    max_xla_compiles: TraceBudget | int | str | None = None,
 ) -> Iterator[TraceRecorder]:
     """Watch every tf.function call in the process; ``w.report`` is the TraceReport.
 
     ``max_traces`` is a budget: ``3`` (every function), ``"train_step=1"``, or a mapping/list of
     such; a function over budget raises :class:`TraceBudgetExceeded` when the block ends.
+    ``max_xla_compiles`` is the same for XLA compilations (``jit_compile=True``; a plain number
+    also covers Keras's own XLA train step).
     ``live=True`` (in a notebook) shows counters and a timing chart that update while the block
     runs (at most 5 updates/s), replaced by the report when it ends. ``tensorboard_dir``: when
     the block ends (also on an error), write TensorBoard scalars there — traces per function,
     retraces and tracing seconds, one point per call that traced at step = its call number in
     the watch (see :mod:`tfgraph_lab.tensorboard`).
     """
-    recorder = TraceRecorder(max_traces)
+    recorder = TraceRecorder(max_traces, max_xla_compiles)
     try:
         with recorder:
             view = _live_view(recorder) if live else None

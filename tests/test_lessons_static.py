@@ -113,3 +113,16 @@ def test_cheat_sheet_names_every_reason_code_and_links_lessons() -> None:
 
     for code in CODES:
         assert f"`{code}`" in text, code
+
+
+def test_a_lab_shows_its_preset_and_goal() -> None:
+    """The lessons' lab cells rely on RetraceLab(settings=..., goal=...)."""
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("tensorflow")
+    from tfgraph_lab.widgets import LabSettings, RetraceLab
+
+    lab = RetraceLab(settings=LabSettings(flag="tensor", batch=20), goal="one trace <for> all sizes")
+    assert lab.flag.value == "tensor" and lab.batch.value == 20
+    assert "Goal: one trace <for> all sizes" in lab.text()
+    header = lab.children[0].value
+    assert "one trace &lt;for&gt; all sizes" in header and "<for>" not in header

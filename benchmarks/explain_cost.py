@@ -24,9 +24,9 @@ from tfgraph_lab import _history, _hub
 from tfgraph_lab import _tf_adapter as tfa
 
 STEPS = {
-    (tfa, "signature_of"),
+    (tfa, "graph_signature"),
     (tfa, "call_signature"),
-    (tfa, "current_context"),
+    (tfa, "trace_in_progress"),
     (_hub, "caller_location"),
     (tfa, "scalar_captures"),
     (tfa, "graph_fingerprint"),

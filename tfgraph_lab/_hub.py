@@ -245,11 +245,11 @@ class Hub:
 
         state.ref = weakref.ref(fn, collected)
         self.states[fn_id] = state
-        cache = getattr(fn, "_function_cache", None)
+        cache = tfa.cache_id(fn)
         if cache is not None:
-            self.cache_owner[id(cache)] = state
+            self.cache_owner[cache] = state
             for cf, scope in tfa.cached_functions(fn):
-                graph = GraphState(state, tfa.signature_of(cf.function_type), "before", scope or "", False)
+                graph = GraphState(state, tfa.graph_signature(cf), "before", scope or "", False)
                 graph.scope_known = scope is not None
                 self._add_graph(state, graph, cf)
         self.pin_hit_graph(state)
@@ -282,24 +282,21 @@ class Hub:
             logging.getLogger(__name__).debug("tfgraph_lab: trace not recorded", exc_info=True)
 
     def _on_concrete_function(self, cf: Any) -> None:
-        options = tfa.find_tracing_options()
-        cache = getattr(options, "function_cache", None)
-        if options is None or cache is None:
+        trace = tfa.trace_in_progress()
+        if trace is None:
             return  # a helper trace TF keeps in no cache (fn_with_cond, initialize_variables)
+        owner = self.cache_owner.get(trace.cache_id)
         frame = None
         for candidate in reversed(self.stack()):
-            if self.cache_owner.get(id(cache)) is candidate[STATE]:
+            if owner is candidate[STATE]:
                 frame = candidate
                 break
-        state = frame[STATE] if frame is not None else self.cache_owner.get(id(cache))
+        state = frame[STATE] if frame is not None else owner
         if state is None:
             with self.lock:
-                state = self._register_orphan(options)
-        # ScopeType.VARIABLE_CREATION (first call may create variables) vs NO_VARIABLE_CREATION
-        scope = tfa.scope_name(options.scope_type)
-        context = tfa.current_context(options.scope_type)
+                state = self._register_orphan(trace)
         via = self.trace_origin(state, frame[VIA] if frame is not None else "trace")
-        graph = GraphState(state, tfa.signature_of(cf.function_type, context), via, scope, True)
+        graph = GraphState(state, tfa.graph_signature(cf, trace.context), via, trace.scope, True)
         state.traced = True
         if frame is not None:
             graph.xla_sites = self.xla.take(frame)  # XLA functions its trace called
@@ -326,12 +323,14 @@ class Hub:
             return "saved_model"
         return frame_via
 
-    def _register_orphan(self, options: Any) -> FunctionState:
-        info = tfa.describe_function(None, options)
+    def _register_orphan(self, trace: tfa.TraceInProgress) -> FunctionState:
+        """A graph whose tf.function no watched call or get_concrete_function touched
+        (tf.data, SavedModel): described from the trace's options, held by nothing."""
+        info = tfa.describe_function(None, trace.options)
         object_no = self.objects_seen.get((info.qualname, info.filename), 0)
         self.objects_seen[(info.qualname, info.filename)] = object_no + 1
         state = FunctionState(info, lambda: None, object_no)
-        self.cache_owner[id(options.function_cache)] = state
+        self.cache_owner[trace.cache_id] = state
         return state
 
     # ------------------------------------------------------------------------ calls

@@ -18,31 +18,65 @@ from .trace_types import signature_of
 
 __all__ = [
     "VARIABLE_CREATION",
+    "TraceInProgress",
     "TracebackFilter",
+    "cache_id",
     "cached_functions",
     "call_signature",
     "current_context",
     "describe_context",
-    "find_tracing_options",
     "graph_fingerprint",
+    "graph_signature",
     "in_save_context",
     "scope_name",
     "trace_failed",
+    "trace_in_progress",
     "unwrap_traceback_filter",
 ]
 
 
-def find_tracing_options() -> Any:
-    """The ``tracing_options`` of the trace that is calling our callback (or None)."""
-    frame = sys._getframe(2)
+class TraceInProgress(NamedTuple):
+    """The trace that called the ``CONCRETE_FUNCTION_CALLBACKS`` entry, as plain values."""
+
+    options: Any  # TF's TracingOptions (for describe_function when no watched call made it)
+    cache_id: int  # id() of the FunctionCache the new graph goes into
+    scope: str  # VARIABLE_CREATION or ""
+    context: str  # the calling context TF keys its cache on (describe_context)
+
+
+def trace_in_progress() -> TraceInProgress | None:
+    """The trace that is calling our callback, or None for a helper trace TF keeps in no cache
+    (``fn_with_cond``, ``initialize_variables``).
+
+    Call it from the callback's own frame (two frames below the TF frame that holds
+    ``tracing_options``: ``tracing_compilation._create_concrete_function``, TF 2.15-2.21).
+    """
+    frame = sys._getframe(3)  # this, the hub's handler, the callback → where TF called it
+    options = None
     for _ in range(8):
         if frame is None:
-            return None
-        options = frame.f_locals.get("tracing_options")
-        if options is not None and hasattr(options, "function_cache"):
-            return options
+            break
+        found = frame.f_locals.get("tracing_options")
+        if found is not None and hasattr(found, "function_cache"):
+            options = found
+            break
         frame = frame.f_back  # type: ignore[assignment]
-    return None
+    cache = getattr(options, "function_cache", None)
+    if options is None or cache is None:
+        return None
+    scope_type = options.scope_type  # ScopeType.VARIABLE_CREATION or NO_VARIABLE_CREATION
+    return TraceInProgress(options, id(cache), scope_name(scope_type), current_context(scope_type))
+
+
+def cache_id(fn: Any) -> int | None:
+    """id() of a tf.function's graph cache (``_function_cache``), None if it has none."""
+    cache = getattr(fn, "_function_cache", None)
+    return None if cache is None else id(cache)
+
+
+def graph_signature(cf: Any, context: str = "") -> Signature:
+    """The input signature of a concrete function (its ``function_type``) as plain leaves."""
+    return signature_of(cf.function_type, context)
 
 
 VARIABLE_CREATION = "variable-creation"

@@ -308,3 +308,38 @@ def test_the_magic_and_the_command_line_take_an_xla_budget(tmp_path: Path) -> No
     )
     assert done.returncode == 3, done.stderr[-2000:]
     assert "XLA compile budget exceeded: <lambda> compiled by XLA 2× (budget 1)" in done.stderr
+
+
+def test_one_watch_per_call_as_the_lab_and_notebook_cells_do() -> None:
+    """XLA's cache outlives a watch: a size compiled under an earlier watch is not compiled
+    again, a new size is; a size compiled between watches (unseen) is told apart by time."""
+    stack = _stack_function()
+    counts = []
+    for n in [32, 7, 32, 33, 7]:
+        with tfgraph_lab.watch() as w:
+            stack(tf.ones([n, 64]))
+        counts.append(_by_name(w.report)["stack"].xla_compiles)
+    assert counts == [1, 1, 0, 1, 0]
+    stack(tf.ones([5, 64]))  # compiles outside any watch
+    with tfgraph_lab.watch() as w:
+        stack(tf.ones([5, 64]))
+    assert _by_name(w.report)["stack"].xla_compiles == 0
+
+
+def test_retrace_lab_jit_compile_toggle_shows_compilations_next_to_traces() -> None:
+    pytest.importorskip("ipywidgets")
+    from tfgraph_lab.widgets import RetraceLab
+    from tfgraph_lab.widgets.scenario import LabSettings
+
+    lab = RetraceLab(settings=LabSettings(input_signature=True, flag="tensor"))
+    lab.jit_compile.value = True  # a decorator change: a new tf.function under XLA
+    assert "jit_compile=True" in lab.session.code()
+    for batch in (32, 20, 32):
+        lab.batch.value = batch
+        lab.call_button.click()
+    state = lab.session.state
+    assert (state.traces, state.xla_compiles) == (1, 2)  # one graph, two concrete batch sizes
+    assert re.sub("<[^>]+>", "", lab.xla_count.value) == "2 XLA compilations"
+    assert "did not trace, but XLA compiled" in lab.reason.value
+    assert "XLA reused its compiled code" in lab.status.value  # the repeat of 32
+    assert "compiled by XLA 2×" in lab.text()

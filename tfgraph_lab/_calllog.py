@@ -123,7 +123,7 @@ class GraphState:
         self.generalised = False  # reduce_retracing relaxed the call's signature for it
         self.wasted_of: int | None = None  # same graph as this cached one but for constants
         self.captures: dict[str, str] = {}  # Python scalars the body read from closure/globals
-        self.xla_keys: set[Any] | None = None  # XLA cache keys this graph compiled for (_xla)
+        self.xla_keys: Any = None  # _xla.XlaMemory: the XLA cache keys it compiled for
         self.xla_last: Any = None  # (device, leaves) of its last XLA compilation
         self.xla_sites: Any = None  # XLA functions called inside this graph (_xla.Site)
 

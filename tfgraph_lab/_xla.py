@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import statistics
 import time
+from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -74,13 +75,14 @@ class Site:
 class XlaOutcome:
     """What XLA did on one call: compiled (certainly), or maybe (to be judged by call time)."""
 
-    __slots__ = ("compiled", "maybe", "reasons", "targets")
+    __slots__ = ("compiled", "maybe", "reasons", "reference", "targets")
 
     def __init__(self, compiled: bool, maybe: bool, reasons: tuple[Reason, ...], targets: list[Any]):
         self.compiled = compiled
         self.maybe = maybe  # uncertain: decided from the call time when the report is built
         self.reasons = reasons
         self.targets = targets  # FunctionStates whose graphs compiled (nested: the inner one)
+        self.reference: float | None = None  # a cached call's time seen in an earlier watch
 
 
 class XlaModel:
@@ -107,7 +109,7 @@ class XlaModel:
         outcome = None
         if self.key is not None and graph is not None and not eager:
             try:
-                outcome = self._outcome(hub, state, graph, bool(traces), args, kwargs)
+                outcome = self._outcome(hub, state, graph, bool(traces), args, kwargs, seconds)
             except Exception:  # never into the user's call: the count just misses this one
                 logging.getLogger(__name__).debug("tfgraph_lab: XLA key not read", exc_info=True)
         if traces or outcome is not None or graph is None or eager:
@@ -120,7 +122,7 @@ class XlaModel:
             hub.summarise_log()
 
     def _outcome(
-        self, hub: Hub, state: Any, graph: Any, traced: bool, args: Any, kwargs: Any
+        self, hub: Hub, state: Any, graph: Any, traced: bool, args: Any, kwargs: Any, seconds: float
     ) -> XlaOutcome | None:
         key = self.key(args, kwargs)
         stack = hub.stack()
@@ -132,18 +134,20 @@ class XlaModel:
                 self.propagate(outer, graph)
             return None
         if state.info.jit_compile:
-            return self.direct(state, graph, key, traced)
+            return self.direct(state, graph, key, traced, seconds)
         if graph.xla_sites:
             return self.ran(graph, key[0])
         return None
 
     # ------------------------------------------------------------------ direct calls
-    def direct(self, state: Any, graph: Any, key: tuple[Any, ...], traced: bool) -> XlaOutcome | None:
+    def direct(
+        self, state: Any, graph: Any, key: tuple[Any, ...], traced: bool, seconds: float = 0.0
+    ) -> XlaOutcome | None:
         """A call of a ``jit_compile=True`` function that ran ``graph`` eagerly."""
-        keys = graph.xla_keys
-        if keys is None:
-            keys = graph.xla_keys = set()
+        memory = _memory_of(graph)
+        keys = memory.keys
         if key in keys:
+            memory.cached.append(seconds)
             return None
         keys.add(key)
         device, shapes, taping = key
@@ -160,7 +164,16 @@ class XlaModel:
             reasons.append(taped_reason())
         graph.xla_last = (device, now)
         targets = [state, state] if taping else [state]  # forward twin, then backward
-        return XlaOutcome(graph.in_watch, not graph.in_watch, tuple(reasons), targets)
+        if graph.in_watch:
+            return XlaOutcome(True, False, tuple(reasons), targets)
+        # A graph from before this watch: if an earlier watch saw its calls, a new key compiled
+        # unless the call ran between watches (unseen); its time against the cached calls seen
+        # says which. With no earlier watch (or no cached call seen), judged by time in this one.
+        outcome = XlaOutcome(False, True, tuple(reasons), targets)
+        outcome.reference = statistics.median(memory.cached) if memory.cached else None
+        if memory.watched and outcome.reference is None:
+            outcome.compiled, outcome.maybe = True, False
+        return outcome
 
     # ------------------------------------------------------------------ nested calls
     def site(self, outer_frame: Any, state: Any, graph: Any, leaves: Any) -> None:
@@ -192,9 +205,7 @@ class XlaModel:
             inner = site.graph
             if inner is None:
                 continue
-            keys = inner.xla_keys
-            if keys is None:
-                keys = inner.xla_keys = set()
+            keys = _memory_of(inner).keys
             name = site.state.info.qualname
             if site.dynamic:
                 full: tuple[Any, ...] = ("nested", device, id(graph), site.leaves)
@@ -212,6 +223,42 @@ class XlaModel:
         if not targets:
             return None
         return XlaOutcome(not maybe, maybe, tuple(reasons), targets)
+
+
+class XlaMemory:
+    """What outlives a watch about one graph's XLA cache: the keys it compiled for while
+    watched, and the times of its calls known to be cached (the reference for judging)."""
+
+    __slots__ = ("cached", "keys", "watched")
+
+    def __init__(self) -> None:
+        self.keys: set[Any] = set()
+        self.cached: deque[float] = deque(maxlen=32)
+        self.watched = False  # a watch saw the graph made: every key of its watched calls is here
+
+
+# Keyed by the concrete function's name (``__inference_f_123``: unique in a process); plain data.
+MEMORY: dict[str, XlaMemory] = {}
+MAX_MEMORY = 5_000
+
+
+def _memory_of(graph: Any) -> XlaMemory:
+    """The graph's XLA memory, shared by its GraphState in every watch (hub install)."""
+    memory: XlaMemory | None = graph.xla_keys
+    if memory is not None:
+        return memory
+    cf = graph.cf_ref() if graph.cf_ref is not None else None
+    name = str(getattr(cf, "name", "") or "") if cf is not None else ""
+    memory = MEMORY.get(name) if name else None
+    if memory is None:
+        memory = XlaMemory()
+        memory.watched = graph.in_watch
+        if name:
+            if len(MEMORY) >= MAX_MEMORY:
+                del MEMORY[next(iter(MEMORY))]
+            MEMORY[name] = memory
+    graph.xla_keys = memory
+    return memory
 
 
 def _leaves(signature_leaves: Sequence[ArgLeaf], shapes: tuple[Any, ...]) -> list[ArgLeaf]:
@@ -236,6 +283,7 @@ def judge_by_time(entries: Sequence[Any]) -> dict[int, XlaOutcome]:
     of such a graph), and calls the model marked ``maybe`` (a graph from before the watch).
     Each is compared with the other calls of its graph (:func:`estimate_hidden`).
     """
+    out: dict[int, XlaOutcome] = {}
     samples: dict[int, list[tuple[float, bool]]] = {}
     where: dict[int, list[int]] = {}
     graphs: dict[int, Any] = {}
@@ -263,13 +311,17 @@ def judge_by_time(entries: Sequence[Any]) -> dict[int, XlaOutcome]:
                 continue
             if outcome is not None and not outcome.maybe:
                 continue  # a certain compilation: not a reference for cached calls
+            if outcome is not None and outcome.reference is not None:
+                ref = outcome.reference  # cached calls of this graph seen in earlier watches
+                compiled = entry.seconds >= max(COMPILE_RATIO * ref, ref + MIN_COMPILE_SECONDS)
+                out[i] = XlaOutcome(compiled, True, outcome.reasons if compiled else (), outcome.targets)
+                continue
             if entry.traces or entry.error is not None:
                 continue
             seconds, candidate = entry.seconds, outcome is not None
         samples.setdefault(id(graph), []).append((seconds, candidate))
         where.setdefault(id(graph), []).append(i)
         graphs[id(graph)] = graph
-    out: dict[int, XlaOutcome] = {}
     for graph_id, verdicts in estimate_hidden(samples).items():
         graph = graphs[graph_id]
         for i, compiled in zip(where[graph_id], verdicts, strict=True):

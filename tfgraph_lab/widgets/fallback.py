@@ -109,7 +109,8 @@ def lab_text(lab: Any) -> str:
     state = lab.session.state
     lines = [
         f"RetraceLab({lab.session.scenario.name}): {plural(state.traces, 'trace')}, "
-        f"{plural(state.calls, 'call')}, {plural(len(state.graphs), 'graph')} in the cache "
+        + (f"compiled by XLA {state.xla_compiles}×, " if lab.session.built.jit_compile else "")
+        + f"{plural(state.calls, 'call')}, {plural(len(state.graphs), 'graph')} in the cache "
         f"({NO_WIDGETS})",
     ]
     lines += [f"  #{i} {row.signature}  hits {row.hits}" for i, row in enumerate(state.graphs)]

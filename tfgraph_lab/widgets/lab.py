@@ -95,6 +95,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.reduce_retracing = W.Checkbox(
             value=s.reduce_retracing, description="reduce_retracing=True", indent=False
         )
+        self.jit_compile = W.Checkbox(value=s.jit_compile, description="jit_compile=True (XLA)", indent=False)
         self.variable_inside = W.Checkbox(
             value=s.variable_inside,
             indent=False,
@@ -133,6 +134,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             "input_signature": self.input_signature,
             "reduce_retracing": self.reduce_retracing,
             "variable_inside": self.variable_inside,
+            "jit_compile": self.jit_compile,
             "loop_calls": self.loop_calls,
             "partial_last": self.partial_last,
         }
@@ -158,6 +160,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.trace_count = W.HTML().add_class("tfgl-trace-count")
         self.calls = W.HTML().add_class("tfgl-calls")
         self.graph_count = W.HTML().add_class("tfgl-graph-count")
+        self.xla_count = W.HTML().add_class("tfgl-xla-count")
         self.last_time = W.HTML().add_class("tfgl-last-time")
         self.status = W.HTML().add_class("tfgl-status")
         self.reason = W.HTML().add_class("tfgl-reason")
@@ -187,6 +190,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
                 _section("Decorator (a change makes a new tf.function)"),
                 self.input_signature,
                 self.reduce_retracing,
+                self.jit_compile,
                 self.variable_inside,
                 _section("Run"),
                 self.loop_calls,
@@ -202,7 +206,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         display = W.VBox(
             [
                 W.HBox(
-                    [self.trace_count, self.calls, self.graph_count, self.last_time],
+                    [self.trace_count, self.xla_count, self.calls, self.graph_count, self.last_time],
                     layout=W.Layout(flex_flow="row wrap"),
                 ),
                 self.announcer,
@@ -286,6 +290,12 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         )
         self.calls.value = count_html(state.calls, "call", "calls")
         self.graph_count.value = count_html(len(state.graphs), "graph in cache", "graphs in cache")
+        self.xla_count.value = (
+            count_html(state.xla_compiles, "XLA compilation", "XLA compilations")
+            if session.built.jit_compile
+            else ""
+        )
+        self.xla_count.layout.display = "" if session.built.jit_compile else "none"
         last = state.points[-1].seconds if state.points else None
         self.last_time.value = stat_html("last call", fmt_seconds(last) if last is not None else "–")
         self.status.value = self._status_html(verdict)
@@ -327,6 +337,12 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
                 text = f"The {what} traced {plural(action.traces, 'new graph')}."
             else:
                 text = f"The {what} reused the cached graph: no trace."
+            if self.session.built.jit_compile:
+                text += (
+                    f" XLA compiled {action.xla_compiles}× (once per graph and concrete shape)."
+                    if action.xla_compiles
+                    else " XLA reused its compiled code."
+                )
             parts.append(f"<div class='tfgl-muted tfgl-action'>{escape(text)}</div>")
         if state.last_error:
             fix = ""
@@ -349,9 +365,13 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
 
     def _reason_html(self) -> str:
         state = self.session.state
+        compiled = ""
+        if state.last_compile and (state.last_compile_call or 0) > (state.last_trace_call or 0):
+            label = f"call {state.last_compile_call} did not trace, but XLA compiled:"
+            compiled = reasons_html(state.last_compile, label, retrace=False)
         if not state.last_trace:
-            return "<div class='tfgl-muted'>No trace yet: press <b>Call once</b>.</div>"
-        return reasons_html(state.last_trace, f"why call {state.last_trace_call} traced:")
+            return compiled or "<div class='tfgl-muted'>No trace yet: press <b>Call once</b>.</div>"
+        return reasons_html(state.last_trace, f"why call {state.last_trace_call} traced:") + compiled
 
     def _cache_html(self) -> str:
         state = self.session.state

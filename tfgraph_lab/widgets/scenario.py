@@ -46,6 +46,7 @@ class LabSettings:
     input_signature: bool = False
     reduce_retracing: bool = False
     variable_inside: bool = False
+    jit_compile: bool = False  # XLA: compiles every new concrete shape, even without a retrace
     loop_calls: int = 8
     partial_last: bool = True
 
@@ -62,9 +63,9 @@ class LabSettings:
                 f"{self.features}, {self.loop_calls}"
             )
 
-    def decorator(self) -> tuple[bool, bool, bool]:
+    def decorator(self) -> tuple[bool, bool, bool, bool]:
         """The settings that change the ``@tf.function`` line: changing one makes a new function."""
-        return (self.input_signature, self.reduce_retracing, self.variable_inside)
+        return (self.input_signature, self.reduce_retracing, self.variable_inside, self.jit_compile)
 
     def shape(self, batch: int | None = None) -> tuple[int, ...]:
         rows = self.batch if batch is None else batch
@@ -161,6 +162,8 @@ class LabScenario:
         kwargs: dict[str, Any] = {}
         if settings.reduce_retracing:
             kwargs["reduce_retracing"] = True
+        if settings.jit_compile:
+            kwargs["jit_compile"] = True
         if settings.input_signature:
             kwargs["input_signature"] = [
                 tf.TensorSpec(shape=(None,) * settings.rank, dtype=getattr(tf, settings.dtype)),
@@ -201,6 +204,8 @@ class LabScenario:
             )
         if built.reduce_retracing:
             options.append("reduce_retracing=True")
+        if built.jit_compile:
+            options.append("jit_compile=True")
         args = ", ".join(options)
         if not self.builtin:
             source = _source_of(self.python_fn)

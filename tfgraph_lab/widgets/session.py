@@ -52,6 +52,7 @@ class ActionResult:
     events: tuple[Event, ...]
     error: str | None = None
     graphs_hit: tuple[int, ...] = ()
+    xla_compiles: int = 0  # calls that XLA compiled (jit_compile=True), with or without a trace
 
     @property
     def traced(self) -> bool:
@@ -74,6 +75,9 @@ class LabState:
     failed_calls: int = 0  # calls that raised (no graph ran)
     traces: int = 0
     tf_traces: int = 0
+    xla_compiles: int = 0
+    last_compile: tuple[Reason, ...] = ()  # why XLA last compiled without a retrace
+    last_compile_call: int | None = None
     graphs: list[GraphRow] = field(default_factory=list)
     points: list[CallPoint] = field(default_factory=list)
     last_trace: tuple[Reason, ...] = ()
@@ -176,6 +180,9 @@ class LabSession:
             if e.error is not None:
                 state.failed_calls += 1
             state.points.append(CallPoint(state.calls, e.seconds, e.traced, e.failed_trace or bool(e.error)))
+            if e.xla_compiled and not e.traced:
+                state.last_compile = e.xla_reasons
+                state.last_compile_call = state.calls
             if e.traced or e.failed_trace:
                 state.last_trace = e.reasons
                 state.last_trace_call = state.calls
@@ -183,9 +190,11 @@ class LabSession:
                     state.graphs[row_of[e.graph]].traced_at = state.calls
         del state.points[:-MAX_POINTS]
         state.traces += traces
+        compiles = sum(1 for e in events if e.xla_compiled)
+        state.xla_compiles += compiles
         state.tf_traces = self.tracing_count
         state.last_error = error
         state.note = ""
-        result = ActionResult(kind, len(events), traces, events, error, tuple(hit_rows))
+        result = ActionResult(kind, len(events), traces, events, error, tuple(hit_rows), compiles)
         state.last_action = result
         return result

@@ -334,6 +334,24 @@ it (Keras 3.15 `Trainer._resolve_auto_jit_compile`); on a CPU-only machine like 
 off. XLA compiles once per concrete input shape even where TensorFlow does not retrace: on a
 GPU, the last batch's shape costs an XLA compilation — once, as it is cached too.
 
+## See XLA compile (on this CPU too)
+
+`jit_compile=True` forces XLA here as well. **Predict:** over 3 epochs of the same data, how
+many times does XLA compile the training step? Then look for *compiled by XLA* in the report."""),
+        code("""\
+keras.utils.set_random_seed(0)
+xla_model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(1)])
+xla_model.compile(optimizer="sgd", loss="mse", jit_compile=True)"""),
+        code("""\
+%%tracewatch --all
+history = xla_model.fit(X, Y, batch_size=32, epochs=3, verbose=0)"""),
+        md("""**Explain.** One trace, and XLA compiled twice: once for the batches of 32 and once for
+the last batch of 8 (then both are cached, in later epochs too). XLA compiles once per graph
+*and concrete shape*: a `None` dimension stops the retrace, never the compilation. Fixes that
+work for XLA: `drop_remainder=True` or pad/bucket the data to a few sizes, or
+`jit_compile=False` where shapes must vary. `--max-xla-compiles 1` guards it as `--max-traces`
+guards retraces.
+
 ## A custom loop: diagnose
 
 Below is a typical first custom loop — the ✏️ exercise cell you will fix later. Run it, then

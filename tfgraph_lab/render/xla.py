@@ -63,9 +63,9 @@ def _summary(fn: FunctionSummary, events: Sequence[Event]) -> str:
     """``compiled 4×; the calls that compiled without a retrace took 0.54 s ≈ 1,100
     cached calls`` (for a function whose calls ran another's XLA graph: those calls)."""
     text = xla_row_note(fn).replace("compiled by XLA", "compiled")
-    quiet = [e for e in events if e.xla_compiled and not e.traced]
     if not text:
-        text = f"{plural(len(quiet), 'call')} compiled an XLA function called inside this graph"
+        compiled = [e for e in events if e.xla_compiled]
+        text = f"{plural(len(compiled), 'call')} compiled an XLA function called inside this graph"
     if fn.xla_seconds:
         text += f"; the compilations without a retrace took {fmt_seconds(fn.xla_seconds)}"
         if fn.xla_cost_calls:

@@ -1,8 +1,8 @@
 """Cached-call overhead of watching: watched vs unwatched, alternated in one process.
 
-For a trivial tf.function, a tiny Keras train step (32 → 64 → 1), an MNIST-sized one
-(784 → 128 → 10 with Adam) and a ``jit_compile=True`` function (XLA's cache key is read on
-each of its calls), prints the median time of one cached call watched and unwatched and
+For a trivial tf.function (also with a handler on the live log attached), a tiny Keras train
+step (32 → 64 → 1), an MNIST-sized one (784 → 128 → 10 with Adam) and a ``jit_compile=True``
+function (XLA's cache key is read on each of its calls), prints the median time of one cached call watched and unwatched and
 their ratio, with a 95% interval and the noise floor (the same ratio between two halves of the
 unwatched samples). Also prints what the hooks cost per call around a no-op.
 
@@ -19,6 +19,8 @@ Run: ``python benchmarks/overhead.py [--rounds 300] [--calls 50]`` (about 2 minu
 from __future__ import annotations
 
 import argparse
+import io
+import logging
 import os
 import random
 import statistics
@@ -140,8 +142,14 @@ def bootstrap_interval(
     return ratios[int(0.025 * draws)], ratios[int(0.975 * draws) - 1]
 
 
-def measure(name: str, make: Callable[[], Workload], rounds: int, calls: int) -> float:
+def measure(
+    name: str, make: Callable[[], Workload], rounds: int, calls: int, live_logger: bool = False
+) -> float:
+    """``live_logger``: the watched batches run with a handler on the ``tfgraph_lab`` logger,
+    as under ``tfgraph-lab run`` (records are made on traces only, so hits should not notice)."""
     fn, args = make()
+    sink = logging.StreamHandler(io.StringIO())
+    logger = logging.getLogger("tfgraph_lab")
     for _ in range(100):
         fn(*args)  # trace once, then settle
     plain: list[list[float]] = []
@@ -150,8 +158,13 @@ def measure(name: str, make: Callable[[], Workload], rounds: int, calls: int) ->
         order = (False, True, True, False) if i % 2 else (True, False, False, True)
         for watch_it in order:
             if watch_it:
-                with tfgraph_lab.watch() as recorder:
-                    watched.append(sample_calls(fn, args, calls))
+                if live_logger:
+                    logger.addHandler(sink)
+                try:
+                    with tfgraph_lab.watch() as recorder:
+                        watched.append(sample_calls(fn, args, calls))
+                finally:
+                    logger.removeHandler(sink)
                 report = recorder.report
                 assert report.calls == SETTLE + calls and report.traces == 0, report.headline()
             else:
@@ -218,6 +231,8 @@ def main() -> None:
     for name, make in WORKLOADS.items():
         if args.only in (None, name):
             measure(name, make, args.rounds, args.calls)
+    if args.only in (None, "trivial tf.function"):
+        measure("trivial + live log", trivial, args.rounds, args.calls, live_logger=True)
     one, two = hook_cost_us()
     print(
         f"hooks' own work around a no-op: +{one:.2f} µs per call (one graph), +{two:.2f} µs (two "

@@ -179,3 +179,25 @@ def test_the_readme_preview_tool_draws_every_event(tmp_path: Any) -> None:
     text = svg.read_text()
     assert text.count("<title>") == 3  # one bar per call
     assert "▲ shape-changed" in text
+
+
+def test_tracewatch_trace_flag_writes_the_timeline(tmp_path: Any) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from tfgraph_lab.recorder import is_patched
+
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "tfgraph_lab")
+    try:
+        ip.run_cell("import tensorflow as tf\n@tf.function\ndef k(x):\n    return x - 2\n")
+        path = tmp_path / "cell trace.json"
+        result = ip.run_cell(f"%%tracewatch -q --trace '{path}'\nfor n in (1, 2, 2):\n    k(tf.ones([n]))\n")
+        assert result.success and not is_patched()
+        events = complete_events(json.loads(path.read_text()))
+        assert [e["cat"] for e in events] == ["trace", "trace", "call"]
+        assert events[1]["args"]["reasons"] == ["shape-changed"]
+        bad = ip.run_cell(f"%%tracewatch -q --trace {tmp_path / 'missing' / 't.json'}\nk(tf.ones([1]))\n")
+        assert type(bad.error_in_exec).__name__ == "UsageError"
+        assert "could not write the timeline" in str(bad.error_in_exec)
+    finally:
+        ip.run_line_magic("unload_ext", "tfgraph_lab")

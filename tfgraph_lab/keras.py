@@ -8,8 +8,9 @@ mapped to the user's line) and, with ``max_retraces``, raises
 :class:`~tfgraph_lab.errors.TraceBudgetExceeded` out of the call that went over, with
 TensorFlow left unpatched. With ``log_dir`` it writes TensorBoard scalars after each epoch.
 
-Importing this module imports Keras (Keras 3 on the TensorFlow backend; tf-keras when
-``TF_USE_LEGACY_KERAS=1`` selects it); ``import tfgraph_lab`` does not import this module.
+Importing this module imports Keras (Keras 3 on the TensorFlow backend, tested; tf-keras when
+``TF_USE_LEGACY_KERAS=1`` selects it, untested: installing tf-keras pulls in the full
+``tensorflow`` wheel next to ``tensorflow-cpu``); ``import tfgraph_lab`` does not import it.
 """
 
 from __future__ import annotations

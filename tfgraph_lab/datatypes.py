@@ -25,7 +25,8 @@ __all__ = [
 
 def _as_dict(obj: object, keys: tuple[str, ...], **values: object) -> dict[str, object]:
     """``{key: obj.key}`` for ``keys`` in order (the JSON's order); ``values`` replace an attribute
-    that needs converting (tuples become lists, nested records dicts)."""
+    that needs converting (tuples become lists, nested records dicts). For the few records per
+    function; :meth:`Event.to_dict`, run per call, spells its dict out (3× faster)."""
     return {k: values[k] if k in values else getattr(obj, k) for k in keys}
 
 
@@ -180,23 +181,19 @@ class Event:
     start: float | None = None
 
     def to_dict(self) -> dict[str, object]:
-        data: dict[str, object] = _as_dict(
-            self,
-            (
-                "index",
-                "qualname",
-                "filename",
-                "function_object",
-                "traced",
-                "traces",
-                "via",
-                "seconds",
-                "graph",
-                "reasons",
-                "xla_compiled",
-            ),
-            reasons=[r.to_dict() for r in self.reasons],
-        )
+        data: dict[str, object] = {  # a literal: this runs once per call of a long watch
+            "index": self.index,
+            "qualname": self.qualname,
+            "filename": self.filename,
+            "function_object": self.function_object,
+            "traced": self.traced,
+            "traces": self.traces,
+            "via": self.via,
+            "seconds": self.seconds,
+            "graph": self.graph,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "xla_compiled": self.xla_compiled,
+        }
         if self.xla_compiled:
             data["xla_reasons"] = [r.to_dict() for r in self.xla_reasons]
         for key in ("eager", "failed_trace", "wasted", "xla_estimated"):

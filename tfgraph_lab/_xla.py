@@ -125,9 +125,9 @@ class XlaModel:
         self, hub: Hub, state: Any, graph: Any, traced: bool, args: Any, kwargs: Any, seconds: float
     ) -> XlaOutcome | None:
         key = self.key(args, kwargs)
-        stack = hub.stack()
-        outer = stack[-1] if stack else None
         if key is None:  # called while another graph is built: compiles when that one runs
+            stack = hub.stack()
+            outer = stack[-1] if stack else None
             if state.info.jit_compile:
                 self.site(outer, state, graph, tfa.xla_site_leaves(args, kwargs))
             else:

@@ -124,9 +124,13 @@ def lab_page(browser: Any, lab_server: Any) -> Iterator[Any]:
 
 def _set_theme(page: Any, theme: str) -> None:
     page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{theme}'}})")
-    light = "true" if "Light" in theme else "false"
-    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=30_000)
-    page.wait_for_timeout(300)  # the theme's stylesheet applies after the attribute
+    # Wait for the theme's own variables, not only its body attribute: its CSS loads after.
+    layout0 = "white" if "Light" in theme else "#111"
+    page.wait_for_function(
+        "(want) => getComputedStyle(document.body).getPropertyValue('--jp-layout-color0').trim() === want",
+        arg=layout0,
+        timeout=30_000,
+    )
 
 
 def test_jupyterlab_light(lab_page: Any, artifacts_dir: Path) -> None:
@@ -188,6 +192,8 @@ def test_keyboard_only(lab_page: Any, artifacts_dir: Path) -> None:
     lab.locator(".tfgl-call-button").focus()
     lab_page.keyboard.press("Enter")
     expect(count).to_have_text(str(start + 1))
+    # The focus stays on the button just pressed: the next key press works without the mouse.
+    assert lab_page.evaluate("() => document.activeElement.closest('.tfgl-call-button') !== null")
     expect(live).not_to_have_text(before)
     expect(live).to_contain_text(f"{start + 1} traces")
     lab.locator(".tfgl-call-button").focus()

@@ -251,16 +251,14 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
                 "<b>won't trace</b> first.</div>"
             )
             return
-        for b in (self.call_button, self.loop_button):
-            b.disabled = True
+        # The buttons stay enabled while the action runs: disabling the button that was just
+        # pressed takes the keyboard focus away from it (a keyboard user lands nowhere), and the
+        # kernel runs clicks one after the other anyway.
         try:
             result = action()
         except Exception:  # a lab bug must show, not vanish in a callback
             self._show_traceback()
             return
-        finally:
-            for b in (self.call_button, self.loop_button):
-                b.disabled = False
         verdict = None
         if self.predict_mode.value and predicted is not None:
             verdict = self.game.record(bool(predicted), result, self.session.settings, self.session.state)

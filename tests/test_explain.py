@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tfgraph_lab.argument_reasons import input_signature_text
 from tfgraph_lab.explain import CODES, explain_trace
+from tfgraph_lab.fixes import input_signature_text
 from tfgraph_lab.signatures import ArgLeaf, Signature
 
 

@@ -21,7 +21,8 @@ from .fixes import (
     reduce_retracing_helps,
     reduce_retracing_plan,
     relaxing_plan,
-    spec_for_shapes,
+    stacked_history,
+    why_no_input_signature,
 )
 from .signatures import ArgLeaf, Signature, parent_path
 
@@ -29,7 +30,6 @@ __all__ = [
     "argument_added_or_removed",
     "composite_changed",
     "dtype_changed",
-    "input_signature_text",
     "object_changed",
     "python_value_changed",
     "structure_changed",
@@ -74,7 +74,7 @@ def structure_changed(
         "tensor (tf.stack) or a tf.data.Dataset instead of a Python list"
     )
     stacked = (
-        _stacked_history(path, history) if parent_path(path) is None and leaf.type_name == "list" else None
+        stacked_history(path, history) if parent_path(path) is None and leaf.type_name == "list" else None
     )
     if stacked is not None:
         graphs = graphs_with_reduce_retracing(stacked)
@@ -99,22 +99,6 @@ def structure_changed(
         fix,
         plans=plans,
     )
-
-
-def _stacked_history(path: str, history: Sequence[Signature]) -> list[Signature] | None:
-    """The graphs seen, with the list ``path`` replaced by its tf.stack: None unless every item
-    of every call is a tensor of one dtype and shape."""
-    out = []
-    for sig in history:
-        items = [leaf for leaf in sig.leaves if leaf.path.startswith(path + "[")]
-        if not items or any(i.kind != "tensor" or "[" in i.path[len(path) + 1 : -1] for i in items):
-            return None
-        if len({(i.dtype, i.shape) for i in items}) != 1 or items[0].shape is None:
-            return None
-        stacked = ArgLeaf(path, "tensor", "Tensor", items[0].dtype, (len(items), *items[0].shape))
-        leaves = [stacked if x.path == path else x for x in sig.leaves if x not in items]
-        out.append(Signature(tuple(leaves), sig.text, sig.context, sig.keyword_only))
-    return out
 
 
 def type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str) -> Reason:
@@ -238,7 +222,9 @@ def tensor_changed(
     elif signature is not None:
         cure = f"declare every argument, the varying dimensions as None: {signature.text(name)}"
     elif relax is not None:
-        cure = f"{relax.text(name)} (no input_signature fits these arguments{_why_no_signature(history)})"
+        cure = (
+            f"{relax.text(name)} (no input_signature fits these arguments{why_no_input_signature(history)})"
+        )
     else:
         cure = "keep its shape fixed: these calls also differ in more than shapes"
 
@@ -266,23 +252,6 @@ def tensor_changed(
     else:
         fix = cure
     return Reason("shape-changed", path, prev.shape_text, leaf.shape_text, message, fix, plans=plans)
-
-
-def _why_no_signature(history: Sequence[Signature]) -> str:
-    last = history[-1] if history else None
-    if last is None:
-        return ""
-    if last.keyword_only:
-        return ": keyword-only arguments (" + ", ".join(last.keyword_only) + ") cannot be in one"
-    odd = [
-        leaf.path
-        for leaf in last.leaves
-        if leaf.kind not in ("tensor", "container")
-        and not (leaf.kind == "python" and leaf.type_name in PYTHON_TENSOR_DTYPES)
-    ]
-    if odd:
-        return ": " + ", ".join(f"`{p}`" for p in odd[:3]) + " cannot be described by a tf.TensorSpec"
-    return ""
 
 
 def dtype_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str) -> Reason:
@@ -329,22 +298,6 @@ def dtype_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Sig
 
 def _compatible(shape: tuple[int | None, ...], pattern: tuple[int | None, ...]) -> bool:
     return len(shape) == len(pattern) and all(p is None or p == s for s, p in zip(shape, pattern))
-
-
-def input_signature_text(path: str, history: Sequence[Signature], dtype: str | None) -> str:
-    """``@tf.function(input_signature=[...])`` covering every argument of the graphs in
-    ``history`` (the varying dimensions of ``path`` set to None), or, when no input_signature
-    can cover them, the spec of ``path`` alone."""
-    plan = input_signature_plan(history, dtypes={path: dtype} if dtype else None)
-    if plan is not None:
-        return f"@tf.function({plan.decorator})"
-    shapes = [
-        leaf.shape
-        for sig in history
-        for leaf in sig.leaves
-        if leaf.path == path and leaf.kind == "tensor" and leaf.dtype == dtype
-    ]
-    return f"a tf.TensorSpec for `{path}`: {spec_for_shapes(shapes, dtype)}"
 
 
 def variable_changed(

@@ -30,10 +30,13 @@ __all__ = [
     "code_name",
     "graphs_with_reduce_retracing",
     "input_signature_plan",
+    "input_signature_text",
     "reduce_retracing_helps",
     "reduce_retracing_plan",
     "relaxing_plan",
     "spec_for_shapes",
+    "stacked_history",
+    "why_no_input_signature",
 ]
 
 # The dtype TensorFlow gives a Python scalar converted by a TensorSpec or tf.constant.
@@ -262,3 +265,52 @@ def relaxing_plan(prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature]) ->
     if (prev.kind, prev.dtype, prev.value) != (leaf.kind, leaf.dtype, leaf.value) or prev.shape == leaf.shape:
         return None
     return reduce_retracing_plan(history) if reduce_retracing_helps(history) else None
+
+
+def stacked_history(path: str, history: Sequence[Signature]) -> list[Signature] | None:
+    """The graphs seen, with the list ``path`` replaced by its tf.stack: None unless every item
+    of every call is a tensor of one dtype and shape."""
+    out = []
+    for sig in history:
+        items = [leaf for leaf in sig.leaves if leaf.path.startswith(path + "[")]
+        if not items or any(i.kind != "tensor" or "[" in i.path[len(path) + 1 : -1] for i in items):
+            return None
+        if len({(i.dtype, i.shape) for i in items}) != 1 or items[0].shape is None:
+            return None
+        stacked = ArgLeaf(path, "tensor", "Tensor", items[0].dtype, (len(items), *items[0].shape))
+        leaves = [stacked if x.path == path else x for x in sig.leaves if x not in items]
+        out.append(Signature(tuple(leaves), sig.text, sig.context, sig.keyword_only))
+    return out
+
+
+def why_no_input_signature(history: Sequence[Signature]) -> str:
+    last = history[-1] if history else None
+    if last is None:
+        return ""
+    if last.keyword_only:
+        return ": keyword-only arguments (" + ", ".join(last.keyword_only) + ") cannot be in one"
+    odd = [
+        leaf.path
+        for leaf in last.leaves
+        if leaf.kind not in ("tensor", "container")
+        and not (leaf.kind == "python" and leaf.type_name in PYTHON_TENSOR_DTYPES)
+    ]
+    if odd:
+        return ": " + ", ".join(f"`{p}`" for p in odd[:3]) + " cannot be described by a tf.TensorSpec"
+    return ""
+
+
+def input_signature_text(path: str, history: Sequence[Signature], dtype: str | None) -> str:
+    """``@tf.function(input_signature=[...])`` covering every argument of the graphs in
+    ``history`` (the varying dimensions of ``path`` set to None), or, when no input_signature
+    can cover them, the spec of ``path`` alone."""
+    plan = input_signature_plan(history, dtypes={path: dtype} if dtype else None)
+    if plan is not None:
+        return f"@tf.function({plan.decorator})"
+    shapes = [
+        leaf.shape
+        for sig in history
+        for leaf in sig.leaves
+        if leaf.path == path and leaf.kind == "tensor" and leaf.dtype == dtype
+    ]
+    return f"a tf.TensorSpec for `{path}`: {spec_for_shapes(shapes, dtype)}"

@@ -6,11 +6,13 @@ Reads plain data only (``MergedReport``/``TraceReport``); no TensorFlow, no IPyt
 
 from __future__ import annotations
 
+import os
 from html import escape
 from typing import TYPE_CHECKING
 
 from .format import fmt_seconds
 from .html import render_html
+from .style import ROOT, style_tag
 
 if TYPE_CHECKING:
     from ..merge import MergedReport
@@ -22,15 +24,21 @@ __all__ = ["render_breakdown_html", "render_breakdown_text", "render_page"]
 def _rows(merged: MergedReport, show_framework: bool) -> list[tuple[str, str, list[str]]]:
     """``(qualname, filename, cells)`` per shown function; one cell per process."""
     rows = []
-    for fn in merged.report.functions:
-        if fn.framework and not show_framework:
-            continue
+    shown = [f for f in merged.report.functions if show_framework or not f.framework]
+    names = [f.qualname for f in shown]
+    for fn in shown:
+        # two functions of one name in different files (scripts of two jobs): say which file
+        label = (
+            fn.qualname
+            if names.count(fn.qualname) == 1
+            else f"{fn.qualname} ({os.path.basename(fn.filename)})"
+        )
         by_process = {c.process: c for c in merged.counts_of(fn.qualname, fn.filename)}
         cells = []
         for name in merged.processes:
             c = by_process.get(name)
             cells.append("—" if c is None else f"{c.calls} · {c.traces} · {c.retraces}")
-        rows.append((fn.qualname, fn.filename, cells))
+        rows.append((label, fn.filename, cells))
     return rows
 
 
@@ -62,7 +70,7 @@ def render_breakdown_html(merged: MergedReport, show_framework: bool = False) ->
         for name in merged.processes
     )
     return (
-        "<div class='tfgl-report tfgl-breakdown'><h4>Per process</h4>"
+        f"<div class='{ROOT} tfgl-breakdown'>{style_tag()}<h4>Per process</h4>"
         "<p class='tfgl-muted'>calls · traces · retraces of each function in each process "
         f"(time in calls: {seconds})</p>"
         f"<table><thead><tr><th>function</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"

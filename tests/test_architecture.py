@@ -83,3 +83,16 @@ def test_design_documents_are_cited_by_their_place_in_the_repository() -> None:
         files += [p for p in (ROOT / folder).rglob("*.py") if p != Path(__file__).resolve()]
     cited = [str(p.relative_to(ROOT)) for p in files if word in p.read_text(encoding="utf-8")]
     assert not cited, f"{cited} cite a {word} document; cite docs/ARCHITECTURE.md"
+
+
+def test_the_codes_that_are_not_retraces_are_spelled_once() -> None:
+    """explain.NOT_RETRACES is the one list; a copy elsewhere drifts when a code is added."""
+    import re
+
+    spelled = re.compile(r"""["']first-trace["'],\s*["']variable-creation["']""")
+    copies = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "tfgraph_lab").rglob("*.py")
+        if spelled.search(p.read_text(encoding="utf-8"))
+    ]
+    assert copies == ["tfgraph_lab/explain.py"], copies

@@ -42,7 +42,6 @@ def _keras() -> Any:
 
 _KERAS = _keras()
 _Callback: Any = _KERAS.callbacks.Callback
-_NOT_RETRACES = ("first-trace", "variable-creation")
 
 
 def _stop_quietly(watch: list[Any]) -> None:

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .datatypes import Reason
+from .explain import NOT_RETRACES
 from .render.format import fmt_seconds, short_path
 
 if TYPE_CHECKING:
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 __all__ = ["LOGGER", "format_retrace", "log_retrace", "log_retrace_record", "stream_to_stderr"]
 
 LOGGER = logging.getLogger("tfgraph_lab")
-
-NOT_RETRACES = ("first-trace", "variable-creation")
 
 
 def format_retrace(

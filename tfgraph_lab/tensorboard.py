@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from .explain import NOT_RETRACES
+
 if TYPE_CHECKING:
     from .report import TraceReport
 
@@ -93,9 +95,7 @@ def write_watch_scalars(report: TraceReport, log_dir: str | os.PathLike[str]) ->
             traces[f"{TAG_PREFIX}/traces/{event.qualname}"] = (
                 traces.get(f"{TAG_PREFIX}/traces/{event.qualname}", 0) + event.traces
             )
-            retraces += (
-                sum(1 for r in event.reasons if r.code not in ("first-trace", "variable-creation")) > 0
-            )
+            retraces += sum(1 for r in event.reasons if r.code not in NOT_RETRACES) > 0
             seconds += event.seconds
             scalars.write_values(
                 {**traces, f"{TAG_PREFIX}/retraces": retraces, f"{TAG_PREFIX}/tracing_seconds": seconds},

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..datatypes import CallRun, Event
+from ..explain import NOT_RETRACES
 
 if TYPE_CHECKING:
     from ..report import TraceReport
@@ -22,7 +23,6 @@ __all__ = ["MAIN_THREAD", "render_chrome_trace"]
 
 MAIN_THREAD = "MainThread"
 _PID = 1
-_NOT_RETRACES = ("first-trace", "variable-creation")
 
 
 def render_chrome_trace(report: TraceReport) -> dict[str, Any]:
@@ -89,7 +89,7 @@ def _call_event(event: Event, start: float, tid: int, framework: bool) -> dict[s
         codes = list(dict.fromkeys(r.code for r in event.reasons))
         args["traces"] = event.traces
         args["reasons"] = codes
-        args["retrace"] = any(code not in _NOT_RETRACES for code in codes)
+        args["retrace"] = any(code not in NOT_RETRACES for code in codes)
         args["details"] = [_reason_line(r.code, r.argument, r.before, r.after) for r in event.reasons]
         fixes = [r.fix for r in event.reasons if r.fix]
         if fixes:

@@ -343,3 +343,20 @@ def test_retrace_lab_jit_compile_toggle_shows_compilations_next_to_traces() -> N
     assert "did not trace, but XLA compiled" in lab.reason.value
     assert "XLA reused its compiled code" in lab.status.value  # the repeat of 32
     assert "compiled by XLA 2×" in lab.text()
+
+
+def test_xla_counts_survive_json_and_add_up_when_processes_are_merged() -> None:
+    from tfgraph_lab.merge import merge_reports
+    from tfgraph_lab.report import TraceReport
+
+    reports = []
+    for sizes in ([32, 7, 7], [32, 33]):
+        stack = _stack_function()
+        with tfgraph_lab.watch() as w:
+            for n in sizes:
+                stack(tf.ones([n, 64]))
+        reports.append(TraceReport.from_json(w.report.to_json()))
+    assert [_by_name(r)["stack"].xla_compiles for r in reports] == [2, 2]
+    assert [e.xla_compiled for e in reports[0].events] == [True, True, False]
+    merged = merge_reports([("a.json", reports[0]), ("b.json", reports[1])])
+    assert _by_name(merged.report)["stack"].xla_compiles == 4

@@ -191,4 +191,11 @@ def _sum_functions(parts: list[FunctionSummary]) -> FunctionSummary:
         wasted_retraces=sum(f.wasted_retraces for f in parts),
         hints=tuple(dict.fromkeys(h for f in parts for h in f.hints)),
         suggestion=next((f.suggestion for f in parts if f.suggestion), None),
+        jit_compile=any(f.jit_compile for f in parts),
+        xla_compiles=sum(f.xla_compiles for f in parts),
+        xla_estimated=sum(f.xla_estimated for f in parts),
+        xla_seconds=sum(f.xla_seconds for f in parts),
+        xla_cost_calls=sum(f.xla_cost_calls for f in parts if f.xla_cost_calls) or None,
+        xla_slow_calls=sum(f.xla_slow_calls for f in parts),
+        xla_slow_seconds=sum(f.xla_slow_seconds for f in parts),
     )

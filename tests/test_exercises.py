@@ -174,3 +174,16 @@ def test_a_rerun_of_the_learners_function_is_not_waste() -> None:
     answer()
     feedback = ex.check(exercise.id, answer)
     assert feedback.passed, str(feedback)
+
+
+@pytest.mark.parametrize("passed", [True, False, None])
+def test_feedback_text_keeps_the_theme_colours(passed: bool | None) -> None:
+    """Accents colour borders only: a fixed text colour fails contrast in a dark theme (issue 14)."""
+    import re
+
+    from tfgraph_lab.exercises.feedback import Feedback
+
+    html_text = Feedback("x", passed, "summary", (("traces", "1"),), hint="h")._repr_html_()
+    text_colours = re.findall(r"(?<![-\w])color:\s*([^;'\"]+)", html_text)
+    assert text_colours, "the measured labels use the theme's secondary colour"
+    assert all(c.startswith("var(--jp-") for c in text_colours), text_colours

@@ -9,6 +9,10 @@ from typing import Any
 
 __all__ = ["Feedback", "Solution"]
 
+#: Secondary text in the host's theme (JupyterLab, then VS Code, then a light fallback), as the
+#: report's stylesheet (:mod:`tfgraph_lab.render.style`) does.
+_MUTED = "var(--jp-content-font-color2,var(--vscode-descriptionForeground,#57606a))"
+
 
 # --------------------------------------------------------------------------- displayable results
 @dataclass(frozen=True)
@@ -45,10 +49,14 @@ class Feedback:
         return f"<Feedback {self.mark} {self.exercise_id}: {self.summary}>"
 
     def _repr_html_(self) -> str:
-        colour = {True: "#1a7f37", False: "#cf222e", None: "#9a6700"}[self.passed]
+        # Accents colour the border only: text keeps the theme's own colours, which reach WCAG AA
+        # contrast in JupyterLab Light/Dark and VS Code (an accent-coloured text did not: green
+        # #1a7f37 on JupyterLab Dark's #111 is 3.8:1). Without styles (an untrusted notebook) the
+        # mark and the words still say passed/failed.
+        colour = {True: "#2da44e", False: "#e5534b", None: "#d4a72c"}[self.passed]
         e = html.escape
         rows = "".join(
-            f"<tr><td style='padding:1px 12px 1px 0;color:#57606a'>{e(w)}</td>"
+            f"<tr><td style='padding:1px 12px 1px 0;color:{_MUTED}'>{e(w)}</td>"
             f"<td style='padding:1px 0'><code>{e(v)}</code></td></tr>"
             for w, v in self.measured
         )
@@ -60,7 +68,7 @@ class Feedback:
         )
         return (
             f"<div class='tfgl-feedback' style='border-left:4px solid {colour};padding:4px 10px;"
-            f"margin:4px 0'><div style='color:{colour};font-weight:bold'>{e(self.mark)} "
+            f"margin:4px 0'><div style='font-weight:bold'>{e(self.mark)} "
             f"{e(self.exercise_id)}: {e(self.summary)}</div>"
             f"{'<table>' + rows + '</table>' if rows else ''}"
             f"{'<ul style=margin:2px>' + details + '</ul>' if details else ''}{hint}</div>"

@@ -89,8 +89,8 @@ def test_the_report_names_the_cell_whose_prompt_shows_the_number(executed: Any) 
     assert f"at In [{number}], line 3" in text, text
     assert f"In [{number + 1}]" not in text, text
     assert f"JSON caller: cell {number}, line 3" in text, text
-    # the function's own place is the set-up cell's prompt
-    assert f"In [{executed.cells[0].execution_count}]" in text, text
+    # the function's own place is the set-up cell's prompt, said as the caller lines say it
+    assert f"f  (In [{executed.cells[0].execution_count}], line 4)" in text, text
 
 
 def test_output_flag_shows_the_report_once_as_the_cell_value(executed: Any) -> None:

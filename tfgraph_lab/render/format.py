@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["fmt_count", "fmt_seconds", "plural", "short_path"]
+__all__ = ["fmt_count", "fmt_seconds", "place", "plural", "short_path"]
 
 
 def short_path(path: str) -> str:
@@ -27,6 +27,12 @@ def short_path(path: str) -> str:
     if marker in path:
         return path.split(marker, 1)[1]
     return path
+
+
+def place(filename: str, line: int | None) -> str:
+    """Where a function is defined, as the caller lines say it: ``In [1], line 7`` for a
+    notebook cell, ``train.py:7`` for a file."""
+    return short_path(f"{filename}:{line}" if line else filename)
 
 
 def fmt_seconds(seconds: float) -> str:

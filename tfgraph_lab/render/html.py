@@ -17,7 +17,7 @@ from ..datatypes import Event, FunctionSummary
 from .blocks import stat_html, stats_html
 from .chart import chart_html
 from .compare import report_verdict
-from .format import fmt_seconds, plural, short_path
+from .format import fmt_seconds, place, plural, short_path
 from .reasons import failure_html, reasons_html
 from .style import style_tag
 from .text import MAX_RETRACES_SHOWN, cost_text, notices
@@ -138,7 +138,7 @@ def _function_table(functions: tuple[FunctionSummary, ...]) -> str:
 
 def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event]) -> str:
     has = " tfgl-has-retraces" if fn.retraces else ""
-    where = short_path(fn.filename) + (f":{fn.firstlineno}" if fn.firstlineno else "")
+    where = place(fn.filename, fn.firstlineno)
     out = [
         f"<div class='tfgl-function{has}' data-qualname='{escape(fn.qualname, quote=True)}'>"
         f"<h4><code>{escape(fn.qualname)}</code> <span class='tfgl-muted'>{escape(where)}</span></h4>"

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..datatypes import Event, FunctionSummary
 from .compare import report_verdict
-from .format import fmt_seconds, plural, short_path
+from .format import fmt_seconds, place, plural, short_path
 from .xla import xla_headline, xla_lines, xla_row_note
 
 if TYPE_CHECKING:
@@ -76,8 +76,7 @@ def _fit(name: str, width: int) -> str:
 
 
 def _where(fn: FunctionSummary) -> str:
-    where = short_path(fn.filename)
-    return f"{where}:{fn.firstlineno}" if fn.firstlineno else where
+    return place(fn.filename, fn.firstlineno)
 
 
 def render_text(report: TraceReport) -> str:

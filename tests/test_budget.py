@@ -15,6 +15,7 @@ class Fn:
     qualname: str
     traces: int
     framework: bool = False
+    wraps: str = ""  # set on a graph TF built around a function: never over a trace budget
 
 
 @pytest.mark.parametrize(
@@ -62,6 +63,7 @@ def test_overruns_per_function_and_default() -> None:
     assert budget is not None
     fns = [Fn("f", 1), Fn("g", 2), Fn("Model.train_step", 2), Fn("keras_internal", 9, framework=True)]
     assert budget.overruns(fns) == [("g", 2, 1)]
+    assert budget.overruns([Fn("tf.data wrapper around f", 3, wraps="f")]) == []
 
 
 def test_suffix_match_and_framework_only_when_named() -> None:

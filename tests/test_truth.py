@@ -138,3 +138,27 @@ def test_graph_slower_in_every_repeated_run_says_so() -> None:
     assert "graph mode 2.9× slower" in text
     assert "every graph run was slower, so it is not a one-off either" in text
     assert "tracing costs more than it saves" not in text
+
+
+def test_headline_and_totals_count_wrapper_graphs_apart() -> None:
+    """The headline, JSON-derived totals and budgets count traces as TF does: `Dataset.map` of
+    a traced tf.function is 1 function and 1 trace, plus tf.data wrapper graphs shown as such."""
+
+    @tf.function
+    def prep(x):  # type: ignore[no-untyped-def]
+        return x * 2
+
+    with tfgraph_lab.watch(max_traces=1) as w:  # raised TraceBudgetExceeded for the wrapper
+        prep(tf.constant(1, tf.int64))
+        for _ in range(2):
+            list(tf.data.Dataset.range(3).map(prep))
+    assert prep.experimental_get_tracing_count() == 1
+    for report in (w.report, tfgraph_lab.TraceReport.from_json(w.report.to_json())):
+        assert report.traces == 1 and report.retraces == 0
+        assert report.wrapper_graphs == {"tf.data wrapper": 2}
+        assert list(report.traces_by_function().values()) == [1]
+        head = report.headline()
+        assert head.startswith("1 function · 3 calls · 1 trace, 0 of them retraces · ")
+        assert "· 2 tf.data wrapper graphs · tracing took" in head
+        html = report._repr_html_()
+        assert "tfgl-wrappers-count'>2</b> tf.data wrapper graphs" in html

@@ -98,6 +98,8 @@ class TraceBudget:
         its XLA compilations for an XLA budget)."""
         out = []
         for fn in functions:
+            if fn.wraps and self.measure == "traces":
+                continue  # a graph TF built around fn.wraps: not a trace of the user's function
             limit = self.limit_for(fn.qualname, fn.framework)
             count = fn.xla_compiles if self.measure == "xla_compiles" else fn.traces
             if limit is not None and count > limit:

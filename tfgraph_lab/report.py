@@ -62,6 +62,24 @@ class TraceReport:
         return sum(r.calls for r in self.runs)
 
     @property
+    def counted_functions(self) -> tuple[FunctionSummary, ...]:
+        """The shown functions whose traces TF counts on the user's objects: not the graphs TF
+        built around them (tf.data wrappers, replica clones; rows with ``wraps`` set)."""
+        return tuple(f for f in self.shown_functions if not f.wraps)
+
+    @property
+    def wrapper_graphs(self) -> dict[str, int]:
+        """``{"tf.data wrapper": 2, ...}``: graphs TF built around the shown functions, by kind.
+        Not in :attr:`traces` (TF counts them on none of the user's functions); their tracing
+        time is in :attr:`trace_seconds` (it is time the cell spent tracing)."""
+        out: dict[str, int] = {}
+        for f in self.shown_functions:
+            if f.wraps and f.traces:
+                kind = f.qualname[: -len(f.wraps)].rsplit(" ", 2)[0]  # "tf.data wrapper around x"
+                out[kind] = out.get(kind, 0) + f.traces
+        return out
+
+    @property
     def hidden_functions(self) -> int:
         return len(self.functions) - len(self.shown_functions)
 
@@ -71,11 +89,12 @@ class TraceReport:
 
     @property
     def traces(self) -> int:
-        return sum(f.traces for f in self.shown_functions)
+        """Traces of the shown functions as TF counts them (graphs built around them apart)."""
+        return sum(f.traces for f in self.counted_functions)
 
     @property
     def retraces(self) -> int:
-        return sum(f.retraces for f in self.shown_functions)
+        return sum(f.retraces for f in self.counted_functions)
 
     @property
     def trace_seconds(self) -> float:
@@ -120,9 +139,12 @@ class TraceReport:
         return matches[0]
 
     def traces_by_function(self) -> dict[str, int]:
-        """``{qualname: traces}``, summed over files, for every function seen."""
+        """``{qualname: traces}``, summed over files, for every function seen (not the graphs TF
+        built around them: see :attr:`wrapper_graphs`)."""
         out: dict[str, int] = {}
         for f in self.functions:
+            if f.wraps:
+                continue
             out[f.qualname] = out.get(f.qualname, 0) + f.traces
         return out
 

@@ -80,10 +80,12 @@ def _headline(report: TraceReport) -> str:
     """Stat boxes that read as a sentence without styles: ``1 function · 3 calls · 2 traces``."""
     retraces = report.retraces
     stats = [
-        ("functions", f"{len(report.shown_functions):,}", _noun(len(report.shown_functions), "function"), ""),
+        ("functions", f"{len(report.counted_functions):,}", _noun(len(report.counted_functions), "function"), ""),
         ("calls", f"{report.calls:,}", _noun(report.calls, "call"), ""),
         ("traces", f"{report.traces:,}", _noun(report.traces, "trace"), ""),
         ("retraces", f"{retraces:,}", _noun(retraces, "retrace"), " tfgl-bad" if retraces else ""),
+        # graphs TF built around a function (not its traces; see TraceReport.wrapper_graphs)
+        *(("wrappers", f"{n:,}", _noun(n, f"{kind} graph"), "") for kind, n in report.wrapper_graphs.items()),
         ("tracing", fmt_seconds(report.trace_seconds), "tracing", ""),
     ]
     boxes = stats_html(
@@ -94,7 +96,7 @@ def _headline(report: TraceReport) -> str:
     )
     summary = ""
     mean = report.mean_cached_seconds
-    if report.traces and mean:
+    if (report.traces or report.wrapper_graphs) and mean:
         summary = (
             f"<div class='tfgl-summary'>tracing took {escape(fmt_seconds(report.trace_seconds))} "
             f"≈ {report.trace_seconds / mean:,.0f} cached calls</div>"

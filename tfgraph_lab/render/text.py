@@ -20,14 +20,17 @@ MAX_RETRACES_SHOWN = 8
 def headline(report: TraceReport) -> str:
     """``2 functions · 43 calls · 5 traces, 3 of them retraces · tracing took 61 ms ≈ …``."""
     parts = [
-        plural(len(report.shown_functions), "function"),
+        plural(len(report.counted_functions), "function"),
         plural(report.calls, "call"),
     ]
     traces = plural(report.traces, "trace")
     if report.traces:
         traces += f", {report.retraces} of them {'retrace' if report.retraces == 1 else 'retraces'}"
     parts.append(traces)
-    if report.traces:
+    # Graphs TF built around a function are not its traces (TF counts them on none of the
+    # user's objects), but building them took time: named for what they are.
+    parts += [plural(n, f"{kind} graph") for kind, n in report.wrapper_graphs.items()]
+    if report.traces or report.wrapper_graphs:
         took = f"tracing took {fmt_seconds(report.trace_seconds)}"
         mean = report.mean_cached_seconds
         if mean:

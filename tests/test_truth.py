@@ -3,7 +3,10 @@ and the graph-vs-eager line blames only what the numbers show."""
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import re
+import weakref
 from typing import Any
 
 import numpy as np
@@ -162,3 +165,55 @@ def test_headline_and_totals_count_wrapper_graphs_apart() -> None:
         assert "· 2 tf.data wrapper graphs · tracing took" in head
         html = report._repr_html_()
         assert "tfgl-wrappers-count'>2</b> tf.data wrapper graphs" in html
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    scale: float
+    name: str = "a"
+
+
+def test_frozen_dataclass_reason_shows_the_changed_field_and_a_fix_that_works() -> None:
+    """A hashable object is keyed by ==/hash through a weak reference (TF 2.21): the reason
+    names the field that changed, holds no reference to the objects, and its fix works."""
+
+    def apply(x, cfg, scale=None):  # type: ignore[no-untyped-def]
+        return x * (cfg.scale if scale is None else scale)
+
+    watched = tf.function(apply)
+    with tfgraph_lab.watch() as w:
+        first = Config(2.0)
+        watched(tf.constant(1.0), first)
+        watched(tf.constant(1.0), Config(2.0))  # equal while the first lives: no trace
+        assert watched.experimental_get_tracing_count() == 1
+        watched(tf.constant(1.0), Config(3.0))
+    assert watched.experimental_get_tracing_count() == 2
+    (reason,) = [r for e in w.report.events for r in e.reasons if r.code == "object-changed"]
+    assert (reason.before, reason.after) == ("Config(scale=2.0, …)", "Config(scale=3.0, …)")
+    assert "changed value (scale: 2.0 → 3.0)" in reason.message
+    assert "an equal new object reuses the graph while the first one is alive" in reason.message
+    assert reason.fix.startswith("pass the changing field (scale) as a tensor argument")
+    collected = weakref.ref(first)
+    del first
+    gc.collect()
+    assert collected() is None  # the report holds text, not the user's object
+    # the fix as printed: one object, the changing field passed as a tensor
+    fixed, one = tf.function(apply), Config(2.0)
+    assert [float(fixed(tf.constant(1.0), one, tf.constant(s))) for s in (2.0, 3.0)] == [2.0, 3.0]
+    assert fixed.experimental_get_tracing_count() == 1
+
+
+def test_equal_frozen_dataclass_after_the_first_was_collected_says_so() -> None:
+    @tf.function
+    def apply(x, cfg):  # type: ignore[no-untyped-def]
+        return x * cfg.scale
+
+    with tfgraph_lab.watch() as w:
+        apply(tf.constant(1.0), Config(2.0))  # a temporary: collected after the call
+        gc.collect()
+        apply(tf.constant(1.0), Config(2.0))
+    assert apply.experimental_get_tracing_count() == 2  # TF retraced for an equal object
+    (reason,) = [r for e in w.report.events for r in e.reasons if r.code not in ("first-trace",)]
+    assert reason.code == "object-changed"
+    assert "equal Config, but the object the graph was traced for was garbage-collected" in reason.message
+    assert reason.fix.startswith("keep one object alive")

@@ -24,7 +24,7 @@ from .fixes import (
     stacked_history,
     why_no_input_signature,
 )
-from .signatures import ArgLeaf, Signature, parent_path
+from .signatures import ArgLeaf, Signature, field_changes, parent_path, repr_fields, split_object_label
 
 __all__ = [
     "argument_added_or_removed",
@@ -320,6 +320,8 @@ def variable_changed(
 
 
 def object_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
+    if _by_value(prev) and _by_value(leaf):
+        return _value_object_changed(path, prev, leaf)
     gone = "the earlier object was garbage-collected; " if prev.value == "collected" else ""
     return Reason(
         "object-changed",
@@ -330,6 +332,46 @@ def object_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
         "identity, so every new object means a new graph)",
         "pass the object's tensors instead, or bind it (make the tf.function a method "
         "of the object or a closure over it) so it is not an argument",
+    )
+
+
+def _by_value(leaf: ArgLeaf) -> bool:
+    """Compared by value: value text (+ ``#1 at 0x…`` if weakly keyed), not a label alone."""
+    return bool(leaf.value) and not re.fullmatch(r"collected|(#\d+ )?at 0x[0-9a-f]+", str(leaf.value))
+
+
+def _value_object_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
+    """A frozen dataclass (or other hashable object with its own ``==``) that retraced. TF 2.21
+    keys it by ``weakref.ref`` (trace_type_builder), equal only while both objects are alive:
+    an equal new object traced 1 graph while the first lived, 2 once it was collected."""
+    (old, old_label), (new, new_label) = split_object_label(prev.value), split_object_label(leaf.value)
+    keyed = "TensorFlow keys a hashable object by ==/hash" + (
+        " through a weak reference" if old_label else ""
+    )
+    if old == new:
+        message = f"`{path}` is an equal {leaf.type_name}, but the object the graph was traced for was "
+        message += f"garbage-collected ({keyed}, which matches only while that object is alive)"
+        fix = "keep one object alive for every call (create it once, outside the loop)"
+        return Reason("object-changed", path, f"{old} #{old_label}", f"{new} #{new_label}", message, fix)
+    changes = field_changes(old, new)
+    shown = "; ".join(f"{k}: {a} → {b}" for k, a, b in changes) or f"{old} → {new}"
+    names = ", ".join(k for k, _, _ in changes) or "the field that changes"
+    if changes:  # only the fields that changed: F(scale=2.0, …) → F(scale=3.0, …)
+        name, fields = repr_fields(old) or ("", {})
+        more = ", …" if len(changes) < len(fields) else ""
+        old = name + "(" + ", ".join(f"{k}={a}" for k, a, _ in changes) + more + ")"
+        new = name + "(" + ", ".join(f"{k}={b}" for k, _, b in changes) + more + ")"
+    alive = " while the first one is alive" if old_label else ""  # unlabelled: TF holds it (Literal)
+    message = f"`{path}` changed value ({shown}): {keyed}, so an equal new object reuses the "
+    message += f"graph{alive}, and a changed value traces a new graph"
+    fix = f"pass the changing field ({names}) as a tensor argument (e.g. tf.constant(...)) instead "
+    return Reason(
+        "object-changed",
+        path,
+        old,
+        new,
+        message,
+        fix + "of inside the object, or keep one object for every call",
     )
 
 

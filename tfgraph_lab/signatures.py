@@ -8,9 +8,19 @@ object. Imports nothing.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["ArgLeaf", "Signature", "format_shape", "is_under", "parent_path"]
+__all__ = [
+    "ArgLeaf",
+    "Signature",
+    "field_changes",
+    "format_shape",
+    "is_under",
+    "parent_path",
+    "repr_fields",
+    "split_object_label",
+]
 
 
 def format_shape(dims: tuple[int | None, ...] | None) -> str:
@@ -78,3 +88,47 @@ def parent_path(path: str) -> str | None:
 def is_under(path: str, root: str) -> bool:
     """True for a leaf inside the container or object at ``root`` (not ``root`` itself)."""
     return path != root and path.startswith(root) and path[len(root)] in "[."
+
+
+def field_changes(before: str, after: str) -> list[tuple[str, str, str]]:
+    """``[("scale", "2.0", "3.0")]`` for ``F(scale=2.0, n=1)`` → ``F(scale=3.0, n=1)``: the
+    ``name=value`` items of two reprs of one type that differ (none when they are not that)."""
+    a, b = repr_fields(before), repr_fields(after)
+    if a is None or b is None or a[0] != b[0] or list(a[1]) != list(b[1]):
+        return []
+    return [(k, v, b[1][k]) for k, v in a[1].items() if b[1][k] != v]
+
+
+def repr_fields(text: str) -> tuple[str, dict[str, str]] | None:
+    """``("F", {"scale": "2.0"})`` for ``F(scale=2.0)``; None for a text not of that form."""
+    match = re.fullmatch(r"([\w.]+)\((.*)\)", text, re.S)
+    if match is None:
+        return None
+    items, depth, quote, start, body = [], 0, "", 0, match.group(2)
+    for i, ch in enumerate(body):
+        if quote:
+            quote = "" if ch == quote and body[i - 1] != "\\" else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(body[start:i])
+            start = i + 1
+    items.append(body[start:])
+    fields: dict[str, str] = {}
+    for item in items:
+        key, eq, value = item.strip().partition("=")
+        if not eq or not key.isidentifier():
+            return None
+        fields[key] = value
+    return match.group(1), fields
+
+
+def split_object_label(value: str | None) -> tuple[str, str]:
+    """``("F(scale=2.0)", "1 at 0x…")`` for an object leaf's ``F(scale=2.0) #1 at 0x…``; the
+    text and ``""`` when it has no serial label."""
+    text, sep, label = str(value).rpartition(" #")
+    return (text, label) if sep and label[:1].isdigit() else (str(value), "")

@@ -23,6 +23,7 @@ from ..signatures import ArgLeaf, Signature, format_shape
 __all__ = ["signature_of", "signature_text", "value_text"]
 
 MAX_VALUE_CHARS = 60
+MAX_OBJECT_CHARS = 400
 
 
 def signature_text(signature: Any) -> str | None:
@@ -168,11 +169,32 @@ def _flatten(path: str, tc: Any, out: list[ArgLeaf]) -> None:
         if obj is None:
             out.append(ArgLeaf(path, "object", "<garbage-collected object>", value="collected"))
         else:
-            out.append(ArgLeaf(path, "object", type(obj).__qualname__, value=_object_label(obj)))
+            out.append(ArgLeaf(path, "object", type(obj).__qualname__, value=_weakref_value(obj)))
     elif tc is None:
         out.append(ArgLeaf(path, "other", "None"))
     else:
         out.append(ArgLeaf(path, "composite", _composite_name(tc), value=_clean_repr(tc)))
+
+
+def _weakref_value(obj: Any) -> str:
+    """A weakly keyed object as text, read now (no reference to it is kept).
+
+    TF 2.21 keys a hashable custom object through ``weakref.ref`` (trace_type_builder), whose
+    ``==`` and hash are the object's own while it is alive: a frozen dataclass is keyed by its
+    fields, a plain object by identity. Both get a serial and address (``#1 at 0x…``), the
+    first after its value (``F(scale=2.0) #1 at 0x…``), so a change of value shows."""
+    if type(obj).__eq__ is object.__eq__:  # type: ignore[comparison-overlap]  # by identity
+        return _object_label(obj)
+    try:
+        text = repr(obj)
+    except Exception:  # a user __repr__ that fails: fall back to telling objects apart
+        return _object_label(obj)
+    if text.startswith("<") and " at 0x" in text:  # no __repr__ of its own
+        return _object_label(obj)
+    # Longer than other values: the reason shows only the fields that changed. The label stays:
+    # an equal object still retraces once the one a graph was traced for is collected.
+    text = text if len(text) <= MAX_OBJECT_CHARS else text[: MAX_OBJECT_CHARS - 1] + "…"
+    return f"{text} {_object_label(obj)}"
 
 
 def _composite_name(tc: Any) -> str:
@@ -208,7 +230,11 @@ def _type_text(tc: Any) -> str:
         return "{" + inner + "}"
     if cls == "Weakref":
         obj = tc._ref()
-        return "<collected>" if obj is None else f"<{type(obj).__qualname__} object>"
+        if obj is None:
+            return "<collected>"
+        if type(obj).__eq__ is object.__eq__:  # type: ignore[comparison-overlap]  # by identity
+            return f"<{type(obj).__qualname__} object>"
+        return value_text(obj)
     if cls == "VariableSpec":
         return f"VariableSpec(shape={_shape_text(tc.shape)}, dtype=tf.{tc.dtype.name})"
     return _clean_repr(tc)

@@ -78,9 +78,9 @@ def render_html(report: TraceReport) -> str:
 
 def _headline(report: TraceReport) -> str:
     """Stat boxes that read as a sentence without styles: ``1 function · 3 calls · 2 traces``."""
-    retraces = report.retraces
+    retraces, functions = report.retraces, len(report.counted_functions)
     stats = [
-        ("functions", f"{len(report.counted_functions):,}", _noun(len(report.counted_functions), "function"), ""),
+        ("functions", f"{functions:,}", _noun(functions, "function"), ""),
         ("calls", f"{report.calls:,}", _noun(report.calls, "call"), ""),
         ("traces", f"{report.traces:,}", _noun(report.traces, "trace"), ""),
         ("retraces", f"{retraces:,}", _noun(retraces, "retrace"), " tfgl-bad" if retraces else ""),

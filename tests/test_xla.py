@@ -186,7 +186,8 @@ _SCRIPT = textwrap.dedent(
             tape.gradient(y, v)
         model.fit(xs, ys, batch_size=32, epochs=3, verbose=0)
     counts = {f.qualname.rsplit(".", 1)[-1]: f.xla_compiles for f in w.report.functions}
-    print("REPORT " + json.dumps(counts))
+    estimated = sorted(f.qualname.rsplit(".", 1)[-1] for f in w.report.functions if f.xla_estimated)
+    print("REPORT " + json.dumps({"counts": counts, "estimated": estimated}))
     """
 )
 
@@ -209,14 +210,26 @@ def test_the_count_equals_the_compilations_tensorflow_logged(tmp_path: Path) -> 
     env["PYTHONPATH"] = os.pathsep.join(
         [str(Path(tfgraph_lab.__file__).parent.parent), env.get("PYTHONPATH", "")]
     )
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    if "device_compiler" not in done.stderr:
-        pytest.skip("this TensorFlow does not log XLA compilations under TF_CPP_VMODULE=device_compiler=2")
-    logged = Counter(_function_of(name) for name in _LOGGED.findall(done.stderr))
-    report = json.loads(done.stdout.split("REPORT ", 1)[1])
-    counted = {name: n for name, n in report.items() if n}
-    assert counted == dict(logged), done.stderr[-3000:]
+    # Keras's nested XLA step is judged by call time after its first run (``xla_estimated``): a
+    # stall of the machine can pass for a compilation. Such a miss in an *estimated* count, and
+    # only there, gets one more run; the modelled counts must be exact every time.
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        if "device_compiler" not in done.stderr:
+            pytest.skip(
+                "this TensorFlow does not log XLA compilations under TF_CPP_VMODULE=device_compiler=2"
+            )
+        logged = Counter(_function_of(name) for name in _LOGGED.findall(done.stderr))
+        report = json.loads(done.stdout.split("REPORT ", 1)[1])
+        counted = {name: n for name, n in report["counts"].items() if n}
+        wrong = {name for name in set(counted) | set(logged) if counted.get(name, 0) != logged.get(name, 0)}
+        assert not wrong - set(report["estimated"]), (counted, dict(logged), done.stderr[-3000:])
+        if not wrong:
+            break
+    assert counted == dict(logged), (counted, dict(logged))
     assert counted["stack"] == 4
     assert counted["inner"] == 2
     assert counted["loss"] == 2  # the forward twin, and the backward pass at tape.gradient

@@ -10,6 +10,7 @@ import weakref
 from typing import Any
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import tfgraph_lab
@@ -217,3 +218,38 @@ def test_equal_frozen_dataclass_after_the_first_was_collected_says_so() -> None:
     assert reason.code == "object-changed"
     assert "equal Config, but the object the graph was traced for was garbage-collected" in reason.message
     assert reason.fix.startswith("keep one object alive")
+
+
+LAYER_SOURCE = """
+def layer(x, training):
+    y = x * 2.0
+    {body}
+    return tf.reduce_sum(y, axis=1)
+"""
+
+
+def exec_layer(body: str) -> Any:
+    """`layer` built by exec(): inspect.getsource cannot read it, so AutoGraph cannot convert it."""
+    namespace: dict[str, Any] = {"tf": tf}
+    exec(compile(LAYER_SOURCE.format(body=body), "<exec>", "exec"), namespace)
+    return namespace["layer"]
+
+
+def test_flag_fix_says_what_to_write_where_autograph_cannot_read_the_source() -> None:
+    """TF 2.21: without source, `if training:` on a tensor raises OperatorNotAllowedInGraphError
+    under the printed input_signature; the fix text offers the tf.cond form, which works."""
+    plain = exec_layer("if training:\n        y = y + 1.0")
+    calls = [(tf.ones([n, 8]), t) for n, t in ((32, True), (17, True), (32, False), (9, False))]
+    with tfgraph_lab.watch() as w:
+        watched = tf.function(plain)
+        before = [np.asarray(watched(x, t)) for x, t in calls]
+    (reason,) = [r for e in w.report.events for r in e.reasons if r.code == "shape-changed"][:1]
+    (snippet,) = [s for s in printed_decorators(reason.fix) if "input_signature" in s]
+    decorator = eval(f"dict({snippet})", {"tf": tf})
+    with pytest.raises(tf.errors.OperatorNotAllowedInGraphError):  # no source: not converted
+        tf.function(plain, **decorator)(*calls[0])
+    assert "for exec'd code write tf.cond(training, lambda: ..., lambda: ...)" in reason.fix
+    written = tf.function(exec_layer("y = tf.cond(training, lambda: y + 1.0, lambda: y)"), **decorator)
+    after = [np.asarray(written(x, t)) for x, t in calls]
+    assert all(np.allclose(a, b) for a, b in zip(before, after))
+    assert written.experimental_get_tracing_count() == 1

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from .datatypes import FixPlan, Reason
 from .fixes import (
     PYTHON_TENSOR_DTYPES,
+    autograph_caveat,
     call_plan,
     graphs_with_reduce_retracing,
     input_signature_plan,
@@ -178,13 +179,13 @@ def python_value_changed(
         if plan is not None:
             fix += (
                 f"; to share one graph: {plan.text(name)} — AutoGraph turns `if {path}:` on a "
-                "tensor into tf.cond, so the graph holds both branches"
+                f"tensor into tf.cond, so the graph holds both branches ({autograph_caveat(path)})"
             )
     elif plan is not None:
         fix = (
             f"pass `{path}` as a tensor so one graph serves every value: {plan.text(name)}; "
             "where it drives control flow, AutoGraph turns `if`/`for range()` on a tensor "
-            "into tf.cond/tf.while_loop"
+            f"into tf.cond/tf.while_loop ({autograph_caveat(path, loops=True)})"
         )
     else:
         fix = f"pass `{path}` as a tensor, or keep it fixed; every distinct Python value makes a new graph"

@@ -26,6 +26,7 @@ from .signatures import ArgLeaf, Signature, parent_path
 
 __all__ = [
     "PYTHON_TENSOR_DTYPES",
+    "autograph_caveat",
     "call_plan",
     "code_name",
     "graphs_with_reduce_retracing",
@@ -154,6 +155,7 @@ def input_signature_plan(
         flags = [p for p, k in kinds.items() if k == "bool"]
         if flags:
             note += f"; AutoGraph turns `if {flags[0]}:` into tf.cond, one graph for both branches"
+            note += f" — {autograph_caveat(flags[0])}"
         trade += "; code that needs a real Python value there must use tf ops instead"
     return FixPlan(
         decorator="input_signature=[" + ", ".join(specs) + "]",
@@ -162,6 +164,15 @@ def input_signature_plan(
         trade=trade,
         note=note,
     )
+
+
+def autograph_caveat(flag: str, loops: bool = False) -> str:
+    """AutoGraph converts `if flag:` only when it can read the function's source. TF 2.21, for
+    code built by exec(): "AutoGraph could not transform", then OperatorNotAllowedInGraphError
+    on the tensor flag; written as tf.cond it works (1 trace for both values)."""
+    if loops:
+        return "it reads the source: for exec'd code write tf.cond/tf.while_loop yourself"
+    return f"it reads the source: for exec'd code write tf.cond({flag}, lambda: ..., lambda: ...)"
 
 
 def _leaf_type(sig: Signature, path: str) -> str:

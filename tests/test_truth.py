@@ -253,3 +253,15 @@ def test_flag_fix_says_what_to_write_where_autograph_cannot_read_the_source() ->
     after = [np.asarray(written(x, t)) for x, t in calls]
     assert all(np.allclose(a, b) for a, b in zip(before, after))
     assert written.experimental_get_tracing_count() == 1
+
+
+def test_live_counters_leave_wrapper_graphs_out_like_the_report() -> None:
+    @tf.function
+    def prep(x):  # type: ignore[no-untyped-def]
+        return x + 1
+
+    with tfgraph_lab.watch() as w:
+        prep(tf.constant(1, tf.int64))
+        list(tf.data.Dataset.range(3).map(prep))
+        live = w.live_counters()
+    assert live.traces == w.report.traces == prep.experimental_get_tracing_count() == 1

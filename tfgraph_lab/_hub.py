@@ -100,9 +100,12 @@ class Hub:
         c.records += 1
         c.non_calls += record.via != "call"
         if record.traces:
-            c.traces += len(record.traces)
+            # A graph TF built around a function (tf.data wrapper, replica clone) costs time but
+            # is no trace of it (TraceReport.traces leaves it out too).
+            own = not record.state.info.wraps
+            c.traces += len(record.traces) * own
             c.trace_seconds += record.seconds
-            retraces = sum(1 for g in record.traces if g.retrace)
+            retraces = sum(1 for g in record.traces if g.retrace) * own
             if retraces:
                 c.retraces += retraces
                 c.last_retrace = (record.state.info.qualname, record.reasons)

@@ -96,3 +96,17 @@ def test_the_codes_that_are_not_retraces_are_spelled_once() -> None:
         if spelled.search(p.read_text(encoding="utf-8"))
     ]
     assert copies == ["tfgraph_lab/explain.py"], copies
+
+
+MAX_MODULE_LINES = 400  # issue 11: one concept per module
+
+
+def test_no_module_is_over_400_lines() -> None:
+    package = ROOT / "tfgraph_lab"
+    sizes = {
+        str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in package.rglob("*.py")
+    }
+    assert sizes, "no modules found"
+    too_long = {name: lines for name, lines in sorted(sizes.items()) if lines > MAX_MODULE_LINES}
+    assert not too_long, f"split these modules (over {MAX_MODULE_LINES} lines): {too_long}"

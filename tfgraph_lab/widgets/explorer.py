@@ -18,6 +18,7 @@ from ..render.html import render_html
 from ..render.reasons import failure_html, reasons_html
 from ..render.style import ROOT, style_tag
 from ..render.text import headline
+from .parts import add_classes
 
 __all__ = ["ReportExplorer", "explore"]
 
@@ -36,14 +37,7 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
         self.calls = W.Select(options=[], rows=12, layout=W.Layout(width="380px"))
         self.detail = W.HTML()
         self.summary = W.HTML()
-        for widget, cls in (
-            (self.function, "tfgl-explorer-function"),
-            (self.traced_only, "tfgl-explorer-traced-only"),
-            (self.calls, "tfgl-explorer-calls"),
-            (self.detail, "tfgl-explorer-detail"),
-            (self.summary, "tfgl-explorer-summary"),
-        ):
-            widget.add_class(cls)
+        add_classes(self, ["function", "traced_only", "calls", "detail", "summary"], prefix="tfgl-explorer-")
         self.function.observe(lambda _: self._refill(), names="value")
         self.traced_only.observe(lambda _: self._refill(), names="value")
         self.calls.observe(lambda _: self._show(), names="value")

@@ -3,7 +3,8 @@
 A view over :class:`~tfgraph_lab.widgets.session.LabSession` (settings, actions, state) and
 :class:`~tfgraph_lab.widgets.predict.PredictionGame`: controls write settings, buttons run
 actions, ``refresh`` redraws the displays from the session's state. Rendering is plain HTML
-from :mod:`tfgraph_lab.render` (the stylesheet, chart and reason boxes the report uses too).
+from :mod:`tfgraph_lab.render` (the stylesheet, chart and reason boxes the report uses too) and
+:mod:`~tfgraph_lab.widgets.lab_panels` (status, reasons and graph cache from the state).
 Imports ipywidgets; TensorFlow only through the session.
 """
 
@@ -18,32 +19,22 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..failures import VARIABLE_PER_TRACE, WRONG_INPUTS, failure_kind
-from ..render.blocks import count_html, stat_html, table_html
+from ..render.blocks import count_html, stat_html
 from ..render.chart import chart_html
 from ..render.format import fmt_seconds, plural
-from ..render.reasons import reasons_html
 from ..render.style import ROOT, style_tag
 from ..render.timeline import TimelinePoint
 from .fallback import lab_snapshot_html, lab_text, live_region, set_live_text, snapshot_bundle
+from .lab_panels import cache_html, reason_html, status_html
+from .parts import LABEL_WIDTH, add_classes, labelled, section
 from .predict import PredictionGame
 from .scenario import DTYPES, FLAG_MODES, RANKS, LabSettings
 from .session import ActionResult, LabSession
 
 __all__ = ["RetraceLab"]
 
-_LABEL = {"description_width": "118px"}
+_LABEL = {"description_width": LABEL_WIDTH}
 _WIDE = W.Layout(width="390px")
-
-
-def _section(text: str) -> Any:
-    return W.HTML(f"<div class='tfgl-section'>{escape(text)}</div>")
-
-
-def _labelled(label: str, widget: Any) -> Any:
-    """A label in the sliders' label column, then the widget (ToggleButtons wrap their own)."""
-    text = W.HTML(f"<span class='tfgl-control-label'>{escape(label)}</span>", layout=W.Layout(width="118px"))
-    return W.HBox([text, widget], layout=W.Layout(align_items="center"))
 
 
 class RetraceLab(W.VBox):  # type: ignore[misc]
@@ -123,7 +114,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             style={"button_width": "96px"},
         )
         self.score = W.HTML()
-        self.guess_row = _labelled("your guess", self.prediction)
+        self.guess_row = labelled("your guess", self.prediction)
         self.controls: dict[str, W.Widget] = {
             "flag": self.flag,
             "training": self.training,
@@ -138,19 +129,11 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             "loop_calls": self.loop_calls,
             "partial_last": self.partial_last,
         }
-        for name, control in self.controls.items():
+        for control in self.controls.values():
             control.add_class("tfgl-control")
-            control.add_class(f"tfgl-{name.replace('_', '-')}")
             control.observe(self._on_control, names="value")
-        for widget, cls in (
-            (self.call_button, "tfgl-call-button"),
-            (self.loop_button, "tfgl-loop-button"),
-            (self.reset_button, "tfgl-reset-button"),
-            (self.predict_mode, "tfgl-predict-mode"),
-            (self.prediction, "tfgl-prediction"),
-            (self.score, "tfgl-score"),
-        ):
-            widget.add_class(cls)
+        add_classes(self, [*self.controls, "call_button", "loop_button", "reset_button"])
+        add_classes(self, ["predict_mode", "prediction", "score"])
         self.call_button.on_click(lambda _: self._act(self.session.call_once))
         self.loop_button.on_click(lambda _: self._act(self.session.run_loop))
         self.reset_button.on_click(lambda _: self._reset())
@@ -180,23 +163,23 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.goal = goal
         controls = W.VBox(
             [
-                _section("Arguments"),
-                _labelled("flag passed as", self.flag),
+                section("Arguments"),
+                labelled("flag passed as", self.flag),
                 self.training,
                 self.batch,
                 self.features,
                 self.dtype,
-                _labelled("rank", self.rank),
-                _section("Decorator (a change makes a new tf.function)"),
+                labelled("rank", self.rank),
+                section("Decorator (a change makes a new tf.function)"),
                 self.input_signature,
                 self.reduce_retracing,
                 self.jit_compile,
                 self.variable_inside,
-                _section("Run"),
+                section("Run"),
                 self.loop_calls,
                 self.partial_last,
                 W.HBox([self.call_button, self.loop_button, self.reset_button]),
-                _section("Game"),
+                section("Game"),
                 self.predict_mode,
                 self.guess_row,
                 self.score,
@@ -212,9 +195,9 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
                 self.announcer,
                 self.status,
                 self.reason,
-                _section("Graph cache (one row per graph)"),
+                section("Graph cache (one row per graph)"),
                 self.cache_table,
-                _section("Recent calls"),
+                section("Recent calls"),
                 self.timing,
             ],
             layout=W.Layout(flex="1 1 0", min_width="380px"),
@@ -223,7 +206,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             [
                 header,
                 W.HBox([controls, display], layout=W.Layout(flex_flow="row wrap")),
-                _section("The code these settings amount to"),
+                section("The code these settings amount to"),
                 self.code,
             ],
             **kwargs,
@@ -296,9 +279,9 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.xla_count.layout.display = "" if session.built.jit_compile else "none"
         last = state.points[-1].seconds if state.points else None
         self.last_time.value = stat_html("last call", fmt_seconds(last) if last is not None else "–")
-        self.status.value = self._status_html(verdict)
-        self.reason.value = self._reason_html()
-        self.cache_table.value = self._cache_html()
+        self.status.value = status_html(state, verdict, session.built.jit_compile)
+        self.reason.value = reason_html(state)
+        self.cache_table.value = cache_html(state)
         self.timing.value = chart_html(
             [TimelinePoint(p.number, p.number, p.seconds, p.traced, "", p.failed) for p in state.points],
             f"time of the last {plural(len(state.points), 'call')}",
@@ -315,88 +298,6 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
     def _refresh_buttons(self) -> None:
         self.guess_row.layout.display = "" if self.predict_mode.value else "none"
         self.score.layout.display = "" if self.predict_mode.value else "none"
-
-    def _status_html(self, verdict: Any) -> str:
-        state = self.session.state
-        parts = []
-        if verdict is not None:
-            cls = "tfgl-verdict-right" if verdict.correct else "tfgl-verdict-miss"
-            box = "tfgl-ok" if verdict.correct else "tfgl-error"
-            parts.append(
-                f"<div class='tfgl-reason-box {box} tfgl-verdict'><span class='{cls}'>"
-                f"{'✓' if verdict.correct else '✗'}</span> {escape(verdict.explanation)}</div>"
-            )
-        if state.note:
-            parts.append(f"<div class='tfgl-reason-box'>{escape(state.note)}</div>")
-        action = state.last_action
-        if action is not None:
-            what = "call" if action.kind == "call" else f"loop of {plural(action.calls, 'call')}"
-            if action.traced:
-                text = f"The {what} traced {plural(action.traces, 'new graph')}."
-            else:
-                text = f"The {what} reused the cached graph: no trace."
-            if self.session.built.jit_compile:
-                text += (
-                    f" XLA compiled {action.xla_compiles}× (once per graph and concrete shape)."
-                    if action.xla_compiles
-                    else " XLA reused its compiled code."
-                )
-            parts.append(f"<div class='tfgl-muted tfgl-action'>{escape(text)}</div>")
-        if state.last_error:
-            fix = ""
-            if failure_kind(state.last_error) == VARIABLE_PER_TRACE:
-                fix = (
-                    "<div class='tfgl-fix'>fix: create the tf.Variable once, outside the function "
-                    "(e.g. in <code>__init__</code> of a <code>tf.Module</code>); untick the anti-pattern "
-                    "to see it work.</div>"
-                )
-            elif failure_kind(state.last_error) == WRONG_INPUTS:
-                fix = (
-                    "<div class='tfgl-fix'>fix: an input_signature fixes dtypes and ranks: pass matching "
-                    "tensors, or change the signature (Reset cache to rebuild it from the settings).</div>"
-                )
-            parts.append(
-                f"<div class='tfgl-reason-box tfgl-error'><b>TensorFlow raised</b> "
-                f"<code>{escape(state.last_error)}</code>{fix}</div>"
-            )
-        return "".join(parts)
-
-    def _reason_html(self) -> str:
-        state = self.session.state
-        compiled = ""
-        if state.last_compile and (state.last_compile_call or 0) > (state.last_trace_call or 0):
-            label = f"call {state.last_compile_call} did not trace, but XLA compiled:"
-            compiled = reasons_html(state.last_compile, label, retrace=False)
-        if not state.last_trace:
-            return compiled or "<div class='tfgl-muted'>No trace yet: press <b>Call once</b>.</div>"
-        return reasons_html(state.last_trace, f"why call {state.last_trace_call} traced:") + compiled
-
-    def _cache_html(self) -> str:
-        state = self.session.state
-        if not state.graphs:
-            return "<div class='tfgl-muted'>empty: the next call will trace</div>"
-        hit = set(state.last_action.graphs_hit) if state.last_action else set()
-        new_at = state.last_trace_call
-        rows, classes = [], []
-        for i, row in enumerate(state.graphs):
-            rows.append(
-                [
-                    f"#{i}",
-                    f"<code>{escape(row.signature or '()')}</code>",
-                    f"{row.hits:,}",
-                    str(row.traced_at) if row.traced_at else "–",
-                ]
-            )
-            cls = (
-                "tfgl-new"
-                if row.traced_at
-                and row.traced_at == new_at
-                and state.last_action
-                and state.last_action.traced
-                else ("tfgl-hit" if i in hit else "")
-            )
-            classes.append(f"tfgl-graph-row {cls}".strip())
-        return table_html(["graph", "signature", "hits", "traced at call"], rows, classes, numeric=(2, 3))
 
     # -------------------------------------------------------------------- fallback
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:

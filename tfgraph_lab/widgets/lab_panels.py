@@ -1,0 +1,103 @@
+"""The HTML of ``RetraceLab``'s display panels, drawn from a :class:`~.session.LabState`.
+
+Pure functions from the lab's state to HTML strings: the status line (verdict, note, what the
+last action did, TensorFlow's error with its fix), the reasons of the last trace or XLA
+compilation, and the graph-cache table. ``RetraceLab.refresh`` puts them into its widgets.
+Imports neither ipywidgets nor TensorFlow.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from ..failures import VARIABLE_PER_TRACE, WRONG_INPUTS, failure_kind
+from ..render.blocks import table_html
+from ..render.format import plural
+from ..render.reasons import reasons_html
+from .predict import Prediction
+from .session import LabState
+
+__all__ = ["cache_html", "reason_html", "status_html"]
+
+_FIXES = {
+    VARIABLE_PER_TRACE: (
+        "<div class='tfgl-fix'>fix: create the tf.Variable once, outside the function "
+        "(e.g. in <code>__init__</code> of a <code>tf.Module</code>); untick the anti-pattern "
+        "to see it work.</div>"
+    ),
+    WRONG_INPUTS: (
+        "<div class='tfgl-fix'>fix: an input_signature fixes dtypes and ranks: pass matching "
+        "tensors, or change the signature (Reset cache to rebuild it from the settings).</div>"
+    ),
+}
+
+
+def status_html(state: LabState, verdict: Prediction | None, jit_compile: bool) -> str:
+    """The verdict of a guess, the session's note, what the last action did and any TF error."""
+    parts = []
+    if verdict is not None:
+        cls = "tfgl-verdict-right" if verdict.correct else "tfgl-verdict-miss"
+        box = "tfgl-ok" if verdict.correct else "tfgl-error"
+        parts.append(
+            f"<div class='tfgl-reason-box {box} tfgl-verdict'><span class='{cls}'>"
+            f"{'✓' if verdict.correct else '✗'}</span> {escape(verdict.explanation)}</div>"
+        )
+    if state.note:
+        parts.append(f"<div class='tfgl-reason-box'>{escape(state.note)}</div>")
+    action = state.last_action
+    if action is not None:
+        what = "call" if action.kind == "call" else f"loop of {plural(action.calls, 'call')}"
+        if action.traced:
+            text = f"The {what} traced {plural(action.traces, 'new graph')}."
+        else:
+            text = f"The {what} reused the cached graph: no trace."
+        if jit_compile:
+            text += (
+                f" XLA compiled {action.xla_compiles}× (once per graph and concrete shape)."
+                if action.xla_compiles
+                else " XLA reused its compiled code."
+            )
+        parts.append(f"<div class='tfgl-muted tfgl-action'>{escape(text)}</div>")
+    if state.last_error:
+        fix = _FIXES.get(failure_kind(state.last_error) or "", "")
+        parts.append(
+            f"<div class='tfgl-reason-box tfgl-error'><b>TensorFlow raised</b> "
+            f"<code>{escape(state.last_error)}</code>{fix}</div>"
+        )
+    return "".join(parts)
+
+
+def reason_html(state: LabState) -> str:
+    """Why the last trace happened, and why XLA compiled on a later call without a trace."""
+    compiled = ""
+    if state.last_compile and (state.last_compile_call or 0) > (state.last_trace_call or 0):
+        label = f"call {state.last_compile_call} did not trace, but XLA compiled:"
+        compiled = reasons_html(state.last_compile, label, retrace=False)
+    if not state.last_trace:
+        return compiled or "<div class='tfgl-muted'>No trace yet: press <b>Call once</b>.</div>"
+    return reasons_html(state.last_trace, f"why call {state.last_trace_call} traced:") + compiled
+
+
+def cache_html(state: LabState) -> str:
+    """The graph cache, one row a graph: the newly traced one and the ones the last action hit marked."""
+    if not state.graphs:
+        return "<div class='tfgl-muted'>empty: the next call will trace</div>"
+    hit = set(state.last_action.graphs_hit) if state.last_action else set()
+    new_at = state.last_trace_call
+    rows, classes = [], []
+    for i, row in enumerate(state.graphs):
+        rows.append(
+            [
+                f"#{i}",
+                f"<code>{escape(row.signature or '()')}</code>",
+                f"{row.hits:,}",
+                str(row.traced_at) if row.traced_at else "–",
+            ]
+        )
+        cls = (
+            "tfgl-new"
+            if row.traced_at and row.traced_at == new_at and state.last_action and state.last_action.traced
+            else ("tfgl-hit" if i in hit else "")
+        )
+        classes.append(f"tfgl-graph-row {cls}".strip())
+    return table_html(["graph", "signature", "hits", "traced at call"], rows, classes, numeric=(2, 3))

@@ -1,21 +1,22 @@
-"""The one HTML rendering of retrace reasons, shared by the report, the labs and the live view.
+"""The one rendering of retrace reasons: HTML boxes (report, labs, live view) and text lines.
 
 A reason is a box: an optional label (``call #3``), the reason code as a badge, the argument's
 change (``x: (32, 16) → (20, 16)``), the one-line message and the fix. Classes are a contract
 (tests, lesson authors): ``tfgl-reason-box tfgl-reason-<code>``, plus ``tfgl-retrace`` when it
 is a retrace. Words and spaces carry the meaning, so it reads the same without the stylesheet.
-Every string is escaped. Imports nothing heavy.
+Every string is escaped. The text twin, :func:`reason_lines`, gives the same parts as indented
+lines for the text report's retraces and XLA compilations. Imports nothing heavy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from html import escape
 
 from ..datatypes import Reason
 from ..explain import NOT_RETRACES
 
-__all__ = ["failure_html", "reason_html", "reasons_html"]
+__all__ = ["argument_change", "failure_html", "reason_html", "reason_lines", "reasons_html"]
 
 
 def reason_html(reason: Reason, label: str = "", explain: bool = True, retrace: bool = True) -> str:
@@ -59,3 +60,29 @@ def failure_html(error: str, label: str = "") -> str:
         f"<div class='tfgl-reason-box tfgl-error tfgl-reason-failed'>{prefix}"
         f"<span class='tfgl-code'>trace failed</span> <code>{escape(error)}</code></div>"
     )
+
+
+def argument_change(reason: Reason) -> str:
+    """``x: (32, 16) → (20, 16)``, or nothing for a reason without an argument."""
+    return f"{reason.argument}: {reason.before} → {reason.after}" if reason.argument else ""
+
+
+def reason_lines(
+    reasons: Iterable[Reason],
+    label: str,
+    said: set[tuple[str, str]],
+    change: Callable[[Reason], str] = argument_change,
+) -> list[str]:
+    """Text lines of reasons: ``label  code  change``, then ``why:`` and ``fix:`` the first time a
+    (code, argument) pair is met (``said`` keeps those across calls)."""
+    lines = []
+    for r in reasons:
+        lines.append(f"{label}  {r.code}  {change(r)}".rstrip())
+        if (r.code, r.argument) in said:
+            continue
+        said.add((r.code, r.argument))
+        if r.message:
+            lines.append(f"        why: {r.message}")
+        if r.fix:
+            lines.append(f"        fix: {r.fix}")
+    return lines

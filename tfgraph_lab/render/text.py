@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ..datatypes import Event, FunctionSummary
 from .compare import report_verdict
 from .format import fmt_seconds, place, plural, short_path
+from .reasons import reason_lines
 from .xla import xla_headline, xla_lines, xla_row_note
 
 if TYPE_CHECKING:
@@ -169,16 +170,7 @@ def _event_lines(e: Event, fn: FunctionSummary, said: set[tuple[str, str]]) -> l
     lines = []
     if e.failed_trace:
         lines.append(f"{label}  trace failed: {e.error}")
-    for r in e.reasons:
-        change = f"{r.argument}: {r.before} → {r.after}" if r.argument else ""
-        lines.append(f"{label}  {r.code}  {change}".rstrip())
-        if (r.code, r.argument) in said:
-            continue
-        said.add((r.code, r.argument))
-        if r.message:
-            lines.append(f"        why: {r.message}")
-        if r.fix:
-            lines.append(f"        fix: {r.fix}")
+    lines += reason_lines(e.reasons, label, said)
     extra = [f"cost {cost_text(e, fn)}" + (" (wasted)" if e.wasted else "")]
     if e.caller:
         extra.append(f"at {short_path(e.caller)}")

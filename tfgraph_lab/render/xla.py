@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..datatypes import Event, FunctionSummary
+from ..datatypes import Event, FunctionSummary, Reason
 from .format import fmt_seconds, plural
-from .reasons import reasons_html
+from .reasons import argument_change, reason_lines, reasons_html
 
 if TYPE_CHECKING:
     from ..report import TraceReport
@@ -99,20 +99,16 @@ def xla_lines(fn: FunctionSummary, events: Sequence[Event]) -> list[str]:
     said: set[tuple[str, str]] = set()
     for e in compiled[:MAX_COMPILES_SHOWN]:
         label = f"    call #{e.index + 1}" + ("  (estimated)" if e.xla_estimated else "")
-        for r in e.xla_reasons:
-            change = f"{r.argument}: {r.before} → {r.after}" if r.argument and r.before else r.argument
-            lines.append(f"{label}  {r.code}  {change}".rstrip())
-            if (r.code, r.argument) in said:
-                continue
-            said.add((r.code, r.argument))
-            if r.message:
-                lines.append(f"        why: {r.message}")
-            if r.fix:
-                lines.append(f"        fix: {r.fix}")
+        lines += reason_lines(e.xla_reasons, label, said, _compile_change)
         lines.append(f"        cost {fmt_seconds(e.seconds)}")
     if len(compiled) > MAX_COMPILES_SHOWN:
         lines.append(f"    … {plural(len(compiled) - MAX_COMPILES_SHOWN, 'more compilation')} (see the JSON)")
     return lines
+
+
+def _compile_change(reason: Reason) -> str:
+    """A compilation's change; a reason with no ``before`` (a first shape) names the argument only."""
+    return argument_change(reason) if reason.before else reason.argument
 
 
 def xla_html(fn: FunctionSummary, events: Sequence[Event]) -> str:

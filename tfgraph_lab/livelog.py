@@ -31,7 +31,7 @@ from .render.format import fmt_seconds, short_path
 if TYPE_CHECKING:
     from ._calllog import CallRecord
 
-__all__ = ["LOGGER", "format_retrace", "log_retrace", "log_retrace_record", "stream_to_stderr"]
+__all__ = ["LOGGER", "format_retrace", "log_retrace_record", "stream_to_stderr"]
 
 LOGGER = logging.getLogger("tfgraph_lab")
 
@@ -69,41 +69,28 @@ def format_retrace(
 
 
 def log_retrace_record(record: CallRecord) -> None:
-    """The hub's retrace sink: one record that retraced, from the recording side."""
-    info = record.state.info
-    log_retrace(
-        info.qualname, info.filename, record.reasons, record.caller, record.seconds, record.thread, record.via
-    )
-
-
-def log_retrace(
-    qualname: str,
-    filename: str,
-    reasons: Sequence[Reason],
-    caller: str | None,
-    seconds: float,
-    thread: str | None = None,
-    via: str = "call",
-) -> None:
-    """Emit one WARNING record for a retrace (called on the trace path only)."""
+    """The hub's retrace sink: emit one WARNING record for a call record that retraced (called on
+    the trace path only)."""
     try:
         if not LOGGER.isEnabledFor(logging.WARNING):
             return
         if not LOGGER.hasHandlers() and _report_shown_anyway():
             return
+        info, reasons = record.state.info, record.reasons
         data: dict[str, Any] = {
-            "function": qualname,
-            "filename": filename,
+            "function": info.qualname,
+            "filename": info.filename,
             "codes": [r.code for r in reasons if r.code not in NOT_RETRACES],
             "reasons": [r.to_dict() for r in reasons],
-            "caller": caller,
-            "seconds": seconds,
-            "thread": thread,
-            "via": via,
+            "caller": record.caller,
+            "seconds": record.seconds,
+            "thread": record.thread,
+            "via": record.via,
         }
-        LOGGER.warning(
-            "%s", format_retrace(qualname, reasons, caller, seconds, thread, via), extra={"tfgraph_lab": data}
+        line = format_retrace(
+            info.qualname, reasons, record.caller, record.seconds, record.thread, record.via
         )
+        LOGGER.warning("%s", line, extra={"tfgraph_lab": data})
     except Exception:  # a broken handler or formatter must never break the user's call
         pass
 

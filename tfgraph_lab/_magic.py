@@ -31,26 +31,33 @@ __all__ = ["TraceWatchMagics", "load", "unload"]
 _COMPARE_BUDGET = 2.0
 
 
+def _switch(*flags: str, help: str) -> Any:
+    """An on/off option of the magic (``store_true``)."""
+    return argument(*flags, action="store_true", help=help)
+
+
+def _budget_argument(flag: str, help: str) -> Any:
+    """A budget option (``N`` for every function or ``FN=N`` for one, repeatable), parsed by
+    :class:`~tfgraph_lab.budget.TraceBudget`."""
+    return argument(flag, action="append", metavar="N|FN=N", help=help)
+
+
 @magics_class
 class TraceWatchMagics(Magics):
     """The ``tracewatch`` magics."""
 
     @magic_arguments()
-    @argument("-q", "--quiet", action="store_true", help="Do not display the report.")
-    @argument("-o", "--output", action="store_true", help="Return the TraceReport (as the cell's value).")
+    @_switch("-q", "--quiet", help="Do not display the report.")
+    @_switch("-o", "--output", help="Return the TraceReport (as the cell's value).")
     @argument("-v", "--variable", metavar="NAME", help="Store the TraceReport in the variable NAME.")
-    @argument(
+    @_budget_argument(
         "--max-traces",
-        action="append",
-        metavar="N|FN=N",
-        help="Trace budget: N for every user function, FN=N for one function (repeatable). "
+        "Trace budget: N for every user function, FN=N for one function (repeatable). "
         "The cell fails with TraceBudgetExceeded after the report is shown.",
     )
-    @argument(
+    @_budget_argument(
         "--max-xla-compiles",
-        action="append",
-        metavar="N|FN=N",
-        help="XLA compile budget (jit_compile=True): N for every function (Keras's XLA step "
+        "XLA compile budget (jit_compile=True): N for every function (Keras's XLA step "
         "included), FN=N for one function (repeatable). The cell fails like --max-traces.",
     )
     @argument("--json", metavar="PATH", help="Also write the report as JSON (version 1) to PATH.")
@@ -60,18 +67,13 @@ class TraceWatchMagics(Magics):
         help="Also write the calls as a timeline (Chrome Trace Event Format) to PATH: open it in "
         "Perfetto (ui.perfetto.dev) or chrome://tracing.",
     )
-    @argument("--all", action="store_true", help="Show TensorFlow/Keras internal functions too.")
-    @argument(
+    @_switch("--all", help="Show TensorFlow/Keras internal functions too.")
+    @_switch(
         "--compare-eager",
-        action="store_true",
         help="Run the cell a second time with tf.config.run_functions_eagerly(True) and show "
         "graph vs eager time side by side. The cell runs TWICE: avoid on cells with side effects.",
     )
-    @argument(
-        "--live",
-        action="store_true",
-        help="Show live counters while the cell runs (updated in place; no widgets needed).",
-    )
+    @_switch("--live", help="Show live counters while the cell runs (updated in place; no widgets needed).")
     @argument("mode", nargs="?", help="Line magic only: on, off or status (always-on monitoring).")
     @no_var_expand
     @line_cell_magic

@@ -102,17 +102,18 @@ def _graphs_check(
     return Feedback(ex.id, True, f"well done — {target}", rows, details=extra)
 
 
+def _not_a_tf_function(ex: Exercise, answer: Any, what: str) -> Feedback:
+    """Feedback for an answer that should be a tf.function and is not: its name and what is
+    wrong with it, its type, the exercise's first hint."""
+    kind = type(answer).__name__
+    return Feedback(ex.id, False, f"`{ex.answer}` {what}", (("type", kind),), ex.hints[0])
+
+
 def _check_square(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedback:
     import tensorflow as tf
 
     if not _is_tf_function(answer):
-        return Feedback(
-            ex.id,
-            False,
-            f"`{ex.answer}` is a plain Python {type(answer).__name__}, not a tf.function",
-            (("type", type(answer).__name__),),
-            ex.hints[0],
-        )
+        return _not_a_tf_function(ex, answer, f"is a plain Python {type(answer).__name__}, not a tf.function")
     inputs = [tf.constant([1.0, 2.0, 3.0]), tf.constant([4.0, 5.0, 6.0]), tf.constant([7.0, 8.0, 9.0])]
     m = measure(lambda: [answer(x) for x in inputs])
     if m.error is None and not all(_close(y, x * x) for y, x in zip(m.value, inputs, strict=True)):
@@ -130,13 +131,7 @@ def _check_count_calls(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedb
     import tensorflow as tf
 
     if not _is_tf_function(answer):
-        return Feedback(
-            ex.id,
-            False,
-            f"`{ex.answer}` should stay a tf.function",
-            (("type", type(answer).__name__),),
-            ex.hints[0],
-        )
+        return _not_a_tf_function(ex, answer, "should stay a tf.function")
     counter = tf.Variable(0)
     xs = [tf.fill([3], float(i)) for i in range(5)]
     m = measure(lambda: [answer(x, counter) for x in xs])

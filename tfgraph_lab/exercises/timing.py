@@ -156,15 +156,16 @@ def _check_choice(ex: Any, answer: Any, opts: dict[str, Any]) -> Feedback:
         ("re-measured by the check", f"{speedup:.1f}× (medians of {repeats})"),
         ("speed-up", f"{speedup:.1f}×"),
     )
-    need = float(opts.get("min_speedup", 1.5))
-    if speedup < need:
-        return Feedback(
-            ex.id,
-            False,
-            f"graph mode is only {speedup:.1f}× faster (target {need}×)",
-            rows,
-            "run the check again: timings on a busy machine vary; the graph saves Python overhead per op",
-        )
+    short = _speedup_shortfall(
+        ex,
+        opts,
+        speedup,
+        rows,
+        "graph mode is",
+        "run the check again: timings on a busy machine vary; the graph saves Python overhead per op",
+    )
+    if short is not None:
+        return short
     return Feedback(
         ex.id,
         True,
@@ -172,3 +173,19 @@ def _check_choice(ex: Any, answer: Any, opts: dict[str, Any]) -> Feedback:
         rows,
         details=tuple(str(c) for c in candidates),
     )
+
+
+# 1.5×, not more: the capstone's solution measured 4–6× alone and 1.9× on a loaded 2-core CI
+# machine (TF 2.21).
+MIN_SPEEDUP = 1.5
+
+
+def _speedup_shortfall(
+    ex: Any, opts: dict[str, Any], speedup: float, rows: Any, subject: str, hint: str
+) -> Feedback | None:
+    """The failing feedback when ``speedup`` is under the target (``min_speedup``, default
+    :data:`MIN_SPEEDUP`): ``"<subject> only 2.1× faster (target 3.0×)"``; None when it is met."""
+    need = float(opts.get("min_speedup", MIN_SPEEDUP))
+    if speedup >= need:
+        return None
+    return Feedback(ex.id, False, f"{subject} only {speedup:.1f}× faster (target {need}×)", rows, hint)

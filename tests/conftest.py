@@ -41,3 +41,14 @@ def tensorflow_left_as_found() -> Iterator[None]:
     after = _tf_state()
     if before is not None:
         assert after == before, "TensorFlow's state changed during the test"
+
+
+@pytest.fixture
+def small_call_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The call log summarises cache hits after 50 calls, in windows of 100 and blocks of 20
+    (instead of 20,000 calls), so a test of a long watch stays short."""
+    from tfgraph_lab import _calllog
+
+    monkeypatch.setattr(_calllog, "KEEP_FIRST", 50)
+    monkeypatch.setattr(_calllog, "WINDOW", 100)
+    monkeypatch.setattr(_calllog, "BLOCK", 20)

@@ -101,13 +101,8 @@ def test_one_track_per_thread() -> None:
     assert per_track[names["MainThread"]] == 1
 
 
-def test_long_watch_runs_are_one_event_each(monkeypatch: Any) -> None:
-    from tfgraph_lab import _calllog
-
-    monkeypatch.setattr(_calllog, "KEEP_FIRST", 50)
-    monkeypatch.setattr(_calllog, "WINDOW", 100)
-    monkeypatch.setattr(_calllog, "BLOCK", 20)
-
+@pytest.mark.usefixtures("small_call_log")
+def test_long_watch_runs_are_one_event_each() -> None:
     @tf.function
     def f(x):
         return x + 1

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _cli import run_cli as cli
 
 pytest.importorskip("tensorflow")
 
@@ -25,18 +23,6 @@ for n in range(3):
 print("script output", sys.argv[1:])
 sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
 """
-
-
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
-    return subprocess.run(
-        [sys.executable, "-m", "tfgraph_lab", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=300,
-    )
 
 
 @pytest.fixture

@@ -165,10 +165,8 @@ def project_metadata() -> str:
     return "\n".join(lines) + "\n"
 
 
-def stand_in_environment(root: Path, held: dict[str, str]) -> Path:
-    """A virtual environment that pip sees holding every distribution of this test environment
-    except TensorFlow's and this project (metadata only, no code), plus the ``held`` TensorFlow
-    distributions (metadata only). Returns its Python."""
+def bare_venv(root: Path) -> tuple[Path, str]:
+    """A new virtual environment without pip at ``root``: its Python and its site-packages."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
     python = root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     purelib = subprocess.run(
@@ -177,6 +175,14 @@ def stand_in_environment(root: Path, held: dict[str, str]) -> Path:
         text=True,
         check=True,
     ).stdout.strip()
+    return python, purelib
+
+
+def stand_in_environment(root: Path, held: dict[str, str]) -> Path:
+    """A virtual environment that pip sees holding every distribution of this test environment
+    except TensorFlow's and this project (metadata only, no code), plus the ``held`` TensorFlow
+    distributions (metadata only). Returns its Python."""
+    python, purelib = bare_venv(root)
     site = Path(purelib)
     seen: set[str] = set()
     for dist in metadata.distributions():
@@ -328,14 +334,7 @@ def test_real_project_over_this_environments_real_tensorflow_adds_none(tmp_path:
 def test_real_project_from_the_index_over_a_stand_in_tensorflow_adds_none(tmp_path: Path) -> None:
     """The Colab case, resolved for real: a fresh environment holding only ``tensorflow``."""
     _wanted()
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "env")], check=True)
-    python = tmp_path / "env" / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    python, purelib = bare_venv(tmp_path / "env")
     _write_dist_info(
         Path(purelib), "tensorflow", "2.21.0", "Metadata-Version: 2.1\nName: tensorflow\nVersion: 2.21.0\n"
     )

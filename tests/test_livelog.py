@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from _cli import run_cli
 
 tf = pytest.importorskip("tensorflow")
 
@@ -102,18 +103,6 @@ sys.stdout.flush()
 os.kill(os.getpid(), signal.SIGKILL)
 time.sleep(60)
 """
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
-    return subprocess.run(
-        [sys.executable, "-m", "tfgraph_lab", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=300,
-    )
 
 
 def test_a_job_killed_after_three_retraces_has_printed_three_lines(tmp_path: Path) -> None:

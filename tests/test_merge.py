@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import run_cli as cli
 
 tf = pytest.importorskip("tensorflow")
 
@@ -95,18 +94,6 @@ def step(x):
 for n in [int(a) for a in sys.argv[1:]]:
     step(tf.ones([n]))
 """
-
-
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
-    return subprocess.run(
-        [sys.executable, "-m", "tfgraph_lab", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=300,
-    )
 
 
 def test_report_command_merges_processes_into_json_and_one_standalone_page(tmp_path: Path) -> None:

@@ -348,13 +348,8 @@ def test_no_strong_references_to_functions_or_arguments() -> None:
     assert w.report.traces == 1
 
 
-def test_long_watches_fold_cache_hits_but_keep_counts_exact(monkeypatch: Any) -> None:
-    from tfgraph_lab import _calllog
-
-    monkeypatch.setattr(_calllog, "KEEP_FIRST", 50)
-    monkeypatch.setattr(_calllog, "WINDOW", 100)
-    monkeypatch.setattr(_calllog, "BLOCK", 20)
-
+@pytest.mark.usefixtures("small_call_log")
+def test_long_watches_fold_cache_hits_but_keep_counts_exact() -> None:
     @tf.function
     def f(x):
         return x + 1

@@ -102,22 +102,28 @@ def test_only_the_tf_extra_names_a_tensorflow_distribution() -> None:
         assert chosen[0].specifier.contains("2.15.0") and not chosen[0].specifier.contains("2.14.0")
 
 
-def readme_install_extras() -> set[str]:
-    """The extras of the README's set-up command (its first ``pip install -e``)."""
+def _readme_command(then: str) -> re.Match[str]:
+    """The README's ``python -m pip install -e ".[…]" && THEN`` command."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    match = re.search(r'python -m pip install -e "\.\[([a-z0-9,_-]+)\]" && tfgraph-lab demo', readme)
-    assert match, (
-        'the README\'s set-up command should read python -m pip install -e ".[…]" && tfgraph-lab demo'
-    )
-    return {canonicalize_name(e) for e in match.group(1).split(",")}
+    match = re.search(r'python -m pip install -e "\.\[([a-z0-9,_-]+)\]" && ' + re.escape(then), readme)
+    assert match, f'the README should hold the command python -m pip install -e ".[…]" && {then}'
+    return match
 
 
-def test_readme_command_brings_tensorflow_and_ci_installs_the_same() -> None:
-    extras = readme_install_extras()
-    assert TF_EXTRA in extras and "test" in extras
+def readme_install_extras() -> set[str]:
+    """The extras of the README's first command, the one that runs the demo."""
+    return {canonicalize_name(e) for e in _readme_command("tfgraph-lab demo").group(1).split(",")}
+
+
+def test_readme_commands_bring_tensorflow_and_ci_runs_the_test_command() -> None:
+    """Command 1 installs only what the demo needs; command 2 adds the test extras and CI runs it."""
+    assert readme_install_extras() == {TF_EXTRA}, "the demo needs TensorFlow, not the test extras"
+    test_command = _readme_command("python -m pytest")
+    assert {canonicalize_name(e) for e in test_command.group(1).split(",")} == {TF_EXTRA, "test"}
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert test_command.group(0) in ci.splitlines(), f".ci/run should run {test_command.group(0)!r}"
     match = re.search(r'pip install -q -e "\.\[([a-z0-9,_-]+)\]"', ci)
-    assert match and {canonicalize_name(e) for e in match.group(1).split(",")} == extras
+    assert match and {canonicalize_name(e) for e in match.group(1).split(",")} == {TF_EXTRA, "test"}
 
 
 # --------------------------------------------------------------------------------------------

@@ -36,6 +36,10 @@ CELLS = [
     "%%tracewatch -o\nf(tf.ones([3]))\nf(tf.ones([4]))\n",
     # [4]: -o with a broken budget: no value, so the report is displayed before the error
     "%%tracewatch -o --max-traces f=0\nf(tf.ones([5]))\n",
+    # [5]: the cell's value is its result, as unwatched (issue 23, item 1)
+    "%%tracewatch -q\nf(tf.ones([6]))\n6 * 7\n",
+    # [6]: a SyntaxError reads as in an unwatched cell, and fails the cell (issue 23, item 2)
+    "%%tracewatch\nx = 1\ny = (\n",
 ]
 
 
@@ -109,3 +113,20 @@ def test_output_flag_with_a_broken_budget_displays_then_fails(executed: Any) -> 
     reports = [o for o in cell.outputs if "tracewatch ·" in o.get("data", {}).get("text/plain", "")]
     assert [o.output_type for o in reports] == ["display_data"], kinds
     assert kinds[-1] == "error" and cell.outputs[-1].ename == "TraceBudgetExceeded", kinds
+
+
+def test_the_cells_value_is_its_execute_result(executed: Any) -> None:
+    cell = executed.cells[5]
+    results = [o for o in cell.outputs if o.output_type == "execute_result"]
+    assert [o.data["text/plain"] for o in results] == ["42"], cell.outputs
+    assert results[0].execution_count == cell.execution_count
+
+
+def test_a_syntax_error_fails_the_cell_as_unwatched(executed: Any) -> None:
+    cell = executed.cells[6]
+    assert [o.output_type for o in cell.outputs] == ["error"], cell.outputs
+    error = cell.outputs[0]
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.traceback))
+    assert error.ename == "SyntaxError"
+    assert f"Cell In[{cell.execution_count}], line 3" in shown, shown
+    assert "_magic.py" not in shown and "Traceback" not in shown, shown

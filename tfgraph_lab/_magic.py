@@ -14,7 +14,8 @@ import keyword
 import statistics
 import sys
 import time
-from typing import Any
+from types import CodeType
+from typing import Any, NamedTuple
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
@@ -23,9 +24,18 @@ from IPython.display import display
 
 from .budget import TraceBudget
 from .errors import TensorFlowMissingError, TfgraphLabError, UsageProblem
-from .output import write_chrome_trace, write_json
+from .output import check_writable, write_chrome_trace, write_json
 
 __all__ = ["TraceWatchMagics", "load", "unload"]
+
+
+class _Cell(NamedTuple):
+    """A cell compiled once (the watched run and --compare-eager's re-runs share it)."""
+
+    body: CodeType
+    last: CodeType | None  # the last expression, whose value is the cell's
+    hide: bool  # a trailing semicolon
+
 
 # --compare-eager re-runs the cell for a spread of timings while the re-runs take under this.
 _COMPARE_BUDGET = 2.0
@@ -116,18 +126,26 @@ class TraceWatchMagics(Magics):
             args.xla_budget = TraceBudget.parse(args.max_xla_compiles, measure="xla_compiles")
         except UsageProblem as exc:
             raise UsageError(str(exc)) from None
-        if args.json is not None:
-            args.json = _unquote(args.json)
-        if args.trace is not None:
-            args.trace = _unquote(args.trace)
+        for flag, name, example in (("--json", "json", "report.json"), ("--trace", "trace", "trace.json")):
+            path = getattr(args, name)
+            if path is None:
+                continue
+            try:  # now, before the cell's side effects, and absolute (the cell may chdir)
+                setattr(args, name, check_writable(_unquote(path), flag, example))
+            except TfgraphLabError as exc:
+                raise UsageError(f"{exc}. The cell was not run.") from None
         if args.variable is not None and (
             not args.variable.isidentifier() or keyword.iskeyword(args.variable)
         ):
             raise UsageError(f"-v expects a Python variable name, got {args.variable!r}")
-        return self._run_watched(cell, args, budget)
+        try:
+            compiled = self._compile(cell)
+        except SyntaxError as exc:
+            return self._syntax_error(cell, exc)
+        return self._run_watched(compiled, args, budget)
 
     # ------------------------------------------------------------------ the cell
-    def _run_watched(self, cell: str, args: Any, budget: TraceBudget | None) -> Any:
+    def _run_watched(self, compiled: _Cell, args: Any, budget: TraceBudget | None) -> Any:
         __tracebackhide__ = True
         from .recorder import TraceRecorder
 
@@ -146,7 +164,7 @@ class TraceWatchMagics(Magics):
             if args.live:
                 live = _start_live(recorder)
             t0 = time.perf_counter()
-            value = self._exec(cell)
+            value = self._exec(compiled)
             graph_seconds = time.perf_counter() - t0
         except BaseException as exc:
             error = exc
@@ -158,12 +176,15 @@ class TraceWatchMagics(Magics):
         if args.all:
             report = report.with_options(show_framework=True)
         if args.compare_eager and error is None:
-            report = report.with_options(compare_eager=self._compare_runs(cell, graph_seconds))
-        if value is not None and error is None:
+            report = report.with_options(compare_eager=self._compare_runs(compiled, graph_seconds))
+        over = error is None and any(recorder.overruns())
+        # The cell's value is the magic's result (Out[n], _ and ExecutionResult.result, as %%time
+        # gives it) unless -o makes the report the result, or the cell fails: then it is shown.
+        if value is not None and error is None and (args.output or over):
             display(value)
         # With -o the report is the cell's value and IPython shows it as Out[n]: displaying it
         # here too would show it twice. It is displayed here only when it will not be returned.
-        returned = args.output and error is None and not any(recorder.overruns())
+        returned = args.output and error is None and not over
         if not args.quiet and not returned:
             display(report)
         if args.variable:
@@ -181,31 +202,52 @@ class TraceWatchMagics(Magics):
         if error is not None:
             raise error
         recorder.check_budget()
-        return report if args.output else None
+        return report if args.output else value
 
-    def _exec(self, cell: str) -> Any:
-        """Run the cell as ``%%time`` does: transform, compile, exec in ``user_ns``."""
-        __tracebackhide__ = True
+    def _compile(self, cell: str) -> _Cell:
+        """Compile the cell as ``%%time`` does (transform, parse, AST transforms), under the
+        cell's own name, so a SyntaxError reads ``Cell In[n], line k`` as in an unwatched cell."""
         shell: Any = self.shell
         transformed = shell.transform_cell(cell)
         # Line numbers as the cell shows them: blank lines stand for the %%tracewatch line and
         # for the body's leading blank lines, which IPython's transform drops.
         source = "\n" * _lines_before_body(cell, transformed) + transformed
-        tree = shell.compile.ast_parse(source)
-        tree = shell.transform_ast(tree)
-        last_expr = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last_expr = ast.Expression(tree.body.pop().value)
         filename = shell.compile.cache(source, running_cell_number(shell), raw_code=cell)
-        code = shell.compile(tree, filename, "exec")
-        exec(code, shell.user_global_ns, shell.user_ns)
-        if last_expr is not None:
-            value = eval(shell.compile(last_expr, filename, "eval"), shell.user_global_ns, shell.user_ns)
-            # A trailing semicolon hides the value, as in any IPython cell.
-            return None if transformed.rstrip().endswith(";") else value
+        tree = shell.compile.ast_parse(source, filename=filename)
+        tree = shell.transform_ast(tree)
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = shell.compile(ast.Expression(tree.body.pop().value), filename, "eval")
+        # A trailing semicolon hides the value, as in any IPython cell.
+        hide = transformed.rstrip().endswith(";")
+        return _Cell(shell.compile(tree, filename, "exec"), last, hide)
+
+    def _exec(self, compiled: _Cell) -> Any:
+        """Run the compiled cell in ``user_ns``; the last expression's value, as a cell's."""
+        __tracebackhide__ = True
+        shell: Any = self.shell
+        exec(compiled.body, shell.user_global_ns, shell.user_ns)
+        if compiled.last is None:
+            return None
+        value = eval(compiled.last, shell.user_global_ns, shell.user_ns)
+        return None if compiled.hide else value
+
+    def _syntax_error(self, cell: str, exc: SyntaxError) -> None:
+        """Show a SyntaxError as IPython shows one in an unwatched cell (no frames of ours, no
+        report: nothing ran) and fail the cell with it."""
+        shell: Any = self.shell
+        result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+        raw = getattr(getattr(result, "info", None), "raw_cell", None)
+        if result is None or not isinstance(raw, str) or cell not in raw:
+            raise exc  # not run as a cell of its own (run_cell_magic called from code)
+        try:
+            raise exc
+        except SyntaxError:
+            shell.showsyntaxerror()  # the exception being handled, without our frames
+        result.error_in_exec = exc  # the cell failed: ExecutionResult.success, the kernel's reply
         return None
 
-    def _compare_runs(self, cell: str, graph_seconds: float) -> dict[str, Any]:
+    def _compare_runs(self, compiled: _Cell, graph_seconds: float) -> dict[str, Any]:
         """Time the cell again, eagerly and as graphs in turn, for a spread to judge noise by.
 
         One eager run always; up to three of each mode while the re-runs take under
@@ -223,11 +265,11 @@ class TraceWatchMagics(Magics):
         try:
             while True:
                 tf.config.run_functions_eagerly(True)
-                eager_runs.append(self._timed(cell))
+                eager_runs.append(self._timed(compiled))
                 tf.config.run_functions_eagerly(before)
                 if len(eager_runs) >= 3 or time.perf_counter() - started > _COMPARE_BUDGET:
                     break
-                graph_runs.append(self._timed(cell))
+                graph_runs.append(self._timed(compiled))
         finally:
             tf.config.run_functions_eagerly(before)
         return {
@@ -237,10 +279,10 @@ class TraceWatchMagics(Magics):
             "eager_runs": eager_runs,
         }
 
-    def _timed(self, cell: str) -> float:
+    def _timed(self, compiled: _Cell) -> float:
         with contextlib.redirect_stdout(io.StringIO()):
             t0 = time.perf_counter()
-            self._exec(cell)
+            self._exec(compiled)
             return time.perf_counter() - t0
 
     # ------------------------------------------------------------------ line mode

@@ -16,7 +16,7 @@ from .errors import TfgraphLabError
 if TYPE_CHECKING:
     from .report import TraceReport
 
-__all__ = ["write_chrome_trace", "write_html", "write_json", "write_text"]
+__all__ = ["check_writable", "write_chrome_trace", "write_html", "write_json", "write_text"]
 
 
 def write_json(report: TraceReport, path: str | os.PathLike[str]) -> str:
@@ -33,6 +33,29 @@ def write_chrome_trace(report: TraceReport, path: str | os.PathLike[str]) -> str
 def write_html(html: str, path: str | os.PathLike[str]) -> str:
     """Write a standalone HTML page to ``path``."""
     return write_text(html, path, "--html", "the HTML report", "report.html")
+
+
+def check_writable(path: str | os.PathLike[str], flag: str, example: str = "report.json") -> str:
+    """``path`` made absolute, once it is clear a file can be written there: before the cell or
+    script runs (its side effects must not happen for a report that cannot be saved), and so a
+    ``os.chdir`` in between does not move it. Creates nothing. A full disk still shows only on
+    writing (``write_text`` says so then)."""
+    target = os.fspath(path)
+    if not target or target.strip() != target:
+        raise TfgraphLabError(f"{flag} needs a file path, got {target!r}")
+    if os.path.isdir(target):
+        raise TfgraphLabError(f"{flag} {target!r} is a directory; give a file path such as {example}")
+    folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):
+        why = "is not a directory" if os.path.exists(folder) else "does not exist"
+        raise TfgraphLabError(
+            f"{flag} {target!r}: the folder {folder!r} {why}; create it or choose another path"
+        )
+    exists = os.path.exists(target)
+    if not os.access(target if exists else folder, os.W_OK):
+        where = "the file is read-only" if exists else f"the folder {folder!r} is not writable"
+        raise TfgraphLabError(f"{flag} {target!r}: {where}; choose a writable path")
+    return os.path.abspath(target)
 
 
 def write_text(text: str, path: str | os.PathLike[str], flag: str, what: str, example: str) -> str:

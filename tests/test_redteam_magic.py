@@ -1,0 +1,112 @@
+"""Red team, the magic (issue 23): what a watched cell gives back, how it fails, and what it
+checks before the cell runs. Every case here failed before its fix; each runs a real IPython
+shell, and the autouse fixture in conftest.py checks TensorFlow is left as it was."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("tensorflow")
+from IPython.core.interactiveshell import InteractiveShell
+
+from tfgraph_lab.recorder import is_patched
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture(scope="module")
+def shell() -> Iterator[Any]:
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "tfgraph_lab")
+    ip.run_cell("import tensorflow as tf\n@tf.function\ndef rt(x):\n    return x + 1\n")
+    yield ip
+    ip.run_line_magic("unload_ext", "tfgraph_lab")
+
+
+def run(shell: Any, cell: str) -> Any:
+    result = shell.run_cell(cell, store_history=True)
+    assert not is_patched()
+    return result
+
+
+# ------------------------------------------------------------------ 1. the cell's value
+
+
+@pytest.mark.parametrize("magic", ["", "%%tracewatch\n", "%%tracewatch -q\n", "%%tracewatch --all\n"])
+def test_the_cells_value_is_its_result_as_unwatched(shell: Any, capsys: Any, magic: str) -> None:
+    capsys.readouterr()
+    result = run(shell, f"{magic}rt(tf.ones([2]))\n6 * 7\n")
+    assert result.success
+    assert result.result == 42
+    assert shell.user_ns["_"] == 42
+    assert shell.user_ns[f"_{result.execution_count}"] == 42
+    out = capsys.readouterr().out
+    assert re.search(rf"Out\[{result.execution_count}\]: 42", out), out
+    assert out.count("42") == 1, out  # shown once, as Out[n]
+
+
+def test_a_trailing_semicolon_still_hides_the_value(shell: Any, capsys: Any) -> None:
+    capsys.readouterr()
+    result = run(shell, "%%tracewatch -q\n6 * 7;\n")
+    assert result.result is None
+    assert "42" not in capsys.readouterr().out
+
+
+def test_with_o_the_report_is_the_value_and_the_cells_value_is_shown(shell: Any, capsys: Any) -> None:
+    capsys.readouterr()
+    result = run(shell, "%%tracewatch -q -o\nrt(tf.ones([2]))\n6 * 7\n")
+    assert type(result.result).__name__ == "TraceReport"
+    assert "42" in capsys.readouterr().out
+
+
+def test_the_value_is_shown_when_a_budget_fails_the_cell(shell: Any, capsys: Any) -> None:
+    capsys.readouterr()
+    result = run(shell, "%%tracewatch -q --max-traces rt=0\nrt(tf.ones([1, 5]))\n6 * 7\n")
+    assert type(result.error_in_exec).__name__ == "TraceBudgetExceeded"
+    assert "42" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ 2. SyntaxError
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "kind"),
+    [("x = 1\ny = (\n", 3, "SyntaxError"), ("x = 1\n\nif x:\nprint(x)\n", 5, "IndentationError")],
+)
+def test_a_syntax_error_reads_as_unwatched(shell: Any, capsys: Any, body: str, line: int, kind: str) -> None:
+    capsys.readouterr()
+    result = run(shell, "%%tracewatch\n" + body)
+    shown = ANSI.sub("", capsys.readouterr().out + capsys.readouterr().err)
+    assert not result.success
+    error = result.error_in_exec or result.error_before_exec
+    assert type(error).__name__ == kind
+    assert f"Cell In[{result.execution_count}], line {line}" in shown, shown
+    assert "_magic.py" not in shown and "<unknown>" not in shown, shown
+    assert "tracewatch ·" not in shown, "no empty report"
+    assert "Traceback" not in shown, shown
+
+
+# ------------------------------------------------------------------ 10. paths checked first
+
+
+@pytest.mark.parametrize("flag", ["--json", "--trace"])
+@pytest.mark.parametrize("target", ["adir", "missing/r.json", "afile/r.json"])
+def test_output_paths_are_checked_before_the_cell_runs(
+    shell: Any, tmp_path: Path, capsys: Any, flag: str, target: str
+) -> None:
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "afile").write_text("not a folder\n")
+    marker = tmp_path / "ran"
+    capsys.readouterr()
+    result = run(shell, f"%%tracewatch {flag} {tmp_path / target}\nopen({str(marker)!r}, 'w').close()\n")
+    assert type(result.error_in_exec).__name__ == "UsageError"
+    message = str(result.error_in_exec)
+    assert flag in message and str(tmp_path / target) in message, message
+    assert "cell was not run" in message, message
+    assert not marker.exists(), "the cell ran (its side effects happened) before the error"
+    assert "tracewatch ·" not in capsys.readouterr().out

@@ -277,7 +277,7 @@ def aggregate(
             qualname=info.qualname,
             filename=info.filename,
             firstlineno=info.firstlineno,
-            framework=info.framework,
+            framework=info.framework and not info.origin,  # a named one (Keras's step) is the user's
             graphs=graphs,
             function_objects=len(acc.objects),
             objects_traced=len(acc.objects_traced),

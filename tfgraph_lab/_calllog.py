@@ -84,6 +84,15 @@ class FunctionState:
         # None and only the _call_flat hook can tell which graph ran.
         self.hit_graph: GraphState | None = None
 
+    def rename(self, name: str, owner: str, role: str) -> None:
+        """Show this function as ``name``, one of the user's (see ``TraceRecorder.name_function``);
+        keeps the code's own qualname in ``info.origin`` for the history's key. ``info.framework``
+        still says whose code it is (the report shows a named function all the same)."""
+        info = self.info
+        origin = info.origin or info.qualname
+        self.info = replace(info, qualname=name, origin=origin, owner=owner, role=role)
+        self.key = (name, info.filename)
+
 
 class GraphState:
     """One graph (concrete function) of a function object."""

@@ -30,15 +30,17 @@ class History:
     """Per piece of Python code: how many function objects traced it, their latest graphs."""
 
     def __init__(self) -> None:
-        self.objects_per_code: dict[tuple[str, str, int, str], int] = {}
-        self.last_graphs: dict[tuple[str, str, int, str], list[Signature]] = {}
+        self.objects_per_code: dict[tuple[str, str, int, str, str], int] = {}
+        self.last_graphs: dict[tuple[str, str, int, str, str], list[Signature]] = {}
 
-    def code_key(self, info: tfa.FunctionInfo) -> tuple[str, str, int, str]:
+    def code_key(self, info: tfa.FunctionInfo) -> tuple[str, str, int, str, str]:
         # Terminal IPython names a cell "<ipython-input-12-3f2a…>": the execution count changes
         # when the cell is re-run, the hash of its text does not (ipykernel uses the hash only).
         # Closures over different functions are different functions (Keras's train vs test).
+        # A named function keys by its code's own qualname and its owner: another Keras model's
+        # train step is another piece of work, not a new object of this one.
         filename = _IPYTHON_INPUT.sub("<ipython-input-", info.filename)
-        return (filename, info.qualname, info.firstlineno, info.closure)
+        return (filename, info.origin or info.qualname, info.firstlineno, info.closure, info.owner)
 
 
 HISTORY = History()
@@ -70,28 +72,36 @@ def explain_new_graph(
     if any(r.code == "python-value-changed" for r in reasons):
         reasons = _mark_wasted(graph, earlier, reasons)
     if state.info.framework and _KERAS_DIR in state.info.filename:
-        reasons = [_keras_rebuilt(r) if r.code == "new-function-object" else r for r in reasons]
+        owned = bool(state.info.owner)
+        reasons = [_keras_rebuilt(r, owned) if r.code == "new-function-object" else r for r in reasons]
     return tuple(reasons)
 
 
 _KERAS_DIR = f"{os.sep}keras{os.sep}"
 
 
-def _keras_rebuilt(reason: Reason) -> Reason:
+def _keras_rebuilt(reason: Reason, owned: bool) -> Reason:
     """A new object of Keras's own train/test/predict function: say what the user did.
 
     Keras 3 (3.0-3.15) drops ``train_function``, ``test_function`` and ``predict_function`` in
     ``compile()`` (keras/src/trainers/trainer.py) and builds each model's own on first use, so
-    a new object means the model was compiled again, or it is another model.
+    a new object means the model was compiled again, or it is another model. ``owned``: the
+    function is keyed by its model (a TraceCallback named it), so it is this model again.
     """
+    cause = (
+        "model.compile() ran again on this model (each compile() drops the model's train, test "
+        "and predict functions)"
+        if owned
+        else "model.compile() ran again (each compile() drops the model's train, test and "
+        "predict functions) or this is another model (each model traces its own once)"
+    )
     return replace(
         reason,
-        message="Keras built this function anew: model.compile() ran again (each compile() drops "
-        "the model's train, test and predict functions) or this is another model (each model "
-        "traces its own once); the new function object starts with an empty cache",
+        message=f"Keras built this function anew: {cause}; the new function object starts "
+        "with an empty cache",
         fix="compile each model once; if you recompiled to change the learning rate, assign it "
-        "instead: model.optimizer.learning_rate.assign(new_lr). A new model tracing its own "
-        "functions once is expected",
+        "instead: model.optimizer.learning_rate.assign(new_lr)"
+        + ("" if owned else ". A new model tracing its own functions once is expected"),
     )
 
 

@@ -22,6 +22,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from .errors import TraceBudgetExceeded, UsageProblem
+from .keras_names import KerasNames
 from .livelog import stream_to_stderr
 from .merge import merge_reports
 from .recorder import TraceRecorder
@@ -42,6 +43,9 @@ def _keras() -> Any:
 
 _KERAS = _keras()
 _Callback: Any = _KERAS.callbacks.Callback
+
+
+_FUNCTION_KIND = {"fit": "train", "evaluate": "test", "predict": "predict"}
 
 
 def _stop_quietly(watch: list[Any]) -> None:
@@ -82,7 +86,8 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         self._kind = ""
         self._recorder: TraceRecorder | None = None
         self._open: list[Any] = []  # ExitStack of the running call (logging set-up, recorder)
-        self._finished: list[tuple[TraceReport, float]] = []  # (report, started_at) per call
+        self._finished: list[TraceRecorder] = []  # one per watched call, in order
+        self._names = KerasNames()
         self._merged: TraceReport | None = None
         self._scalars = TraceScalars(self.log_dir) if self.log_dir is not None else None
         self._lone_calls = 0  # evaluate/predict run on their own, for the TensorBoard step
@@ -133,7 +138,7 @@ class TraceCallback(_Callback):  # type: ignore[misc]
     @property
     def retraces(self) -> int:
         """Retraces so far over all watched calls (Keras's own functions included)."""
-        done = sum(sum(f.retraces for f in r.functions) for r, _ in self._finished)
+        done = sum(sum(f.retraces for f in r.report.functions) for r in self._finished)
         if self._recorder is not None and self._recorder.active:
             done += self._recorder.live_counters(recent=0).retraces
         return done
@@ -154,7 +159,8 @@ class TraceCallback(_Callback):  # type: ignore[misc]
             self._stop()
         self._depth += 1
         if self._depth > 1:
-            return  # evaluate inside fit (validation): the fit's watch covers it
+            self._name_functions(kind)  # evaluate inside fit (validation): the fit's watch covers it
+            return
         self._kind = kind
         stack = ExitStack()
         stack.enter_context(stream_to_stderr(only_if_unconfigured=True))
@@ -168,6 +174,16 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         stack.callback(recorder.stop)
         self._recorder = recorder
         self._open.append(stack)
+        self._name_functions(kind)
+
+    def _name_functions(self, kind: str) -> None:
+        """Name the model's train/test/predict functions for this call (see keras_names)."""
+        if self._recorder is None or getattr(self, "model", None) is None:
+            return
+        if self._names.name(self._recorder, self.model, self._kind, _FUNCTION_KIND[kind]):
+            for recorder in self._finished:
+                recorder.rebuild_report()
+            self._merged = None
 
     def _end(self) -> None:
         if self._depth == 0:
@@ -188,7 +204,7 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         self._depth = 0
         _stop_quietly(self._open)  # stops the recorder and restores logging
         if recorder is not None:
-            self._finished.append((recorder.report, recorder.started_at))
+            self._finished.append(recorder)
             self._merged = None
 
     def _check_live(self) -> None:
@@ -218,7 +234,7 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         return error
 
     def _combined(self, running: TraceReport | None) -> TraceReport:
-        parts = list(self._finished)
+        parts = [(r.report, r.started_at) for r in self._finished]
         if running is not None and self._recorder is not None:
             parts.append((running, self._recorder.started_at))
         if not parts:

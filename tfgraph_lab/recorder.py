@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ._aggregate import aggregate, stale_capture_hints
-from ._calllog import CallRecord, LiveCounters, LogEntry, WatchLog
+from ._calllog import CallRecord, FunctionState, LiveCounters, LogEntry, WatchLog
 from ._hub import HUB as _HUB
 from ._hub import hooks_installed
 from .budget import TraceBudget
@@ -115,6 +115,27 @@ class TraceRecorder:
                 trace_seconds=report.trace_seconds,
             )
         return self._log.counters(recent)
+
+    def name_function(self, target: Any, name: str, owner: str = "", role: str = "") -> Any:
+        """Report a tf.function (e.g. Keras's train step) as ``name``, a function of the user's
+        (shown by default); ``owner`` (e.g. its Keras model) keys its history, so another
+        owner's first trace is no retrace; ``role`` picks its fixes (``"train"``, ``"test"``,
+        ``"predict"``). ``target`` is the function or the handle an earlier call returned (to
+        rename it after the object is gone). Returns that handle. A function needs a recording
+        watch; reports built before keep the old name until :meth:`rebuild_report`."""
+        if isinstance(target, FunctionState):
+            state = target
+        elif self.active:
+            state = _HUB.state_for(target)
+        else:
+            raise RuntimeError("name_function needs a recording TraceRecorder")
+        state.rename(name, owner, role)
+        return state
+
+    def rebuild_report(self) -> TraceReport:
+        """The report built again from this watch's log (after :meth:`name_function`)."""
+        self._report = None
+        return self.report
 
     def warnings(self) -> list[str]:
         if self.active and self._log is not None:

@@ -41,6 +41,13 @@ class FunctionInfo:
     # The functions its closure captures (see _pycode.closure_functions): tells apart two
     # closures of one code, e.g. Keras's train and test functions.
     closure: str = ""
+    # Set when a front end names the function for its user (:meth:`Hub.name_function`, e.g.
+    # Keras's train step as "fit · train step"): the code's own qualname, who built the object
+    # (a Keras model: a new model's first trace is no retrace) and its part ("train", "test",
+    # "predict"), for fixes the user can apply.
+    origin: str = ""
+    owner: str = ""
+    role: str = ""
 
 
 def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:

@@ -84,6 +84,15 @@ class TraceWatchMagics(Magics):
         "graph vs eager time side by side. The cell runs TWICE: avoid on cells with side effects.",
     )
     @_switch("--live", help="Show live counters while the cell runs (updated in place; no widgets needed).")
+    @argument(
+        "--try-fix",
+        nargs="?",
+        const="",
+        metavar="FN",
+        help="When FN (default: the first function) retraced, run the cell a second time with the "
+        "report's first fix applied to its decorator; show traces, times and outputs before -> after. "
+        "The cell runs TWICE; the names it sets are restored afterwards.",
+    )
     @argument("mode", nargs="?", help="Line magic only: on, off or status (always-on monitoring).")
     @no_var_expand
     @line_cell_magic
@@ -94,7 +103,7 @@ class TraceWatchMagics(Magics):
         Usage, as a cell magic::
 
             %%tracewatch [-q] [-o] [-v NAME] [--max-traces N|FN=N ...] [--json PATH] [--trace PATH]
-                         [--all] [--compare-eager] [--live]
+                         [--all] [--compare-eager] [--live] [--try-fix [FN]]
 
         As a line magic, ``%tracewatch on`` watches every following cell and shows a compact
         notice under each cell that retraced; ``%tracewatch off`` stops; ``%tracewatch status``
@@ -148,12 +157,14 @@ class TraceWatchMagics(Magics):
     def _run_watched(self, compiled: _Cell, args: Any, budget: TraceBudget | None) -> Any:
         __tracebackhide__ = True
         from .recorder import TraceRecorder
+        from .tryfix import CellTrial
 
         try:
             recorder = TraceRecorder(budget, args.xla_budget)
         except TfgraphLabError as exc:
             raise UsageError(str(exc)) from None
         live = None
+        trial = CellTrial.for_flag(args.try_fix, lambda: self._exec(compiled), self.shell.user_ns)  # type: ignore[union-attr]
         error: BaseException | None = None
         value = None
         try:
@@ -164,7 +175,7 @@ class TraceWatchMagics(Magics):
             if args.live:
                 live = _start_live(recorder)
             t0 = time.perf_counter()
-            value = self._exec(compiled)
+            value = self._exec(compiled) if trial is None else trial.first_run()
             graph_seconds = time.perf_counter() - t0
         except BaseException as exc:
             error = exc
@@ -187,6 +198,8 @@ class TraceWatchMagics(Magics):
         returned = args.output and error is None and not over
         if not args.quiet and not returned:
             display(report)
+        if trial is not None and error is None:
+            trial.show(report, graph_seconds, display)
         if args.variable:
             shell: Any = self.shell
             shell.user_ns[args.variable] = report

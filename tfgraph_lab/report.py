@@ -9,12 +9,15 @@ stored, compared, serialised and rendered anywhere. Imports nothing from the rec
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .datatypes import CallRun, Event, FunctionSummary
 from .explain import NOT_RETRACES
+
+if TYPE_CHECKING:
+    from .fix_trial import FixTrial
 
 __all__ = ["JSON_VERSION", "TraceReport"]
 
@@ -157,6 +160,23 @@ class TraceReport:
         from .widgets import explore
 
         return explore(self)
+
+    def try_fix(
+        self,
+        name: str | None = None,
+        *,
+        rerun: Callable[[], Any],
+        namespace: MutableMapping[str, Any] | None = None,
+    ) -> FixTrial:
+        """Run ``rerun`` again with the first fix this report prints for ``name`` (default: the
+        first function that retraced) applied, and return the figures before → after (a
+        :class:`~tfgraph_lab.fix_trial.FixTrial`). ``rerun`` runs twice: once as written (for
+        the outputs to compare), once with the fix; the names it finds the function by
+        (``namespace``, default ``rerun``'s globals) are restored afterwards.
+        ``%%tracewatch --try-fix`` does the same for a cell."""
+        from .tryfix import try_fix
+
+        return try_fix(self, name, rerun=rerun, namespace=namespace)
 
     def headline(self) -> str:
         from .render.text import headline

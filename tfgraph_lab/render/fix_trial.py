@@ -1,0 +1,148 @@
+"""A tried fix, before → after: text and HTML twins of one :class:`~tfgraph_lab.fix_trial.FixTrial`.
+
+The figures side by side (traces, retraces, XLA compilations, total time, time per call with
+its spread), whether the outputs are equal, then one sentence that says what the fix did —
+including when it raised, changed the outputs or saved nothing. Pure: no TensorFlow, IPython
+or ipywidgets; every user-derived string is escaped in the HTML.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING
+
+from .format import fmt_seconds, plural
+from .style import style_tag
+
+if TYPE_CHECKING:
+    from ..fix_trial import FixTrial, RunFigures
+
+__all__ = ["render_trial_html", "render_trial_text", "trial_rows", "verdict_sentence"]
+
+
+def _per_call(r: RunFigures) -> str:
+    mean = r.mean
+    if mean is None:
+        return "no calls"
+    text = fmt_seconds(mean)
+    if r.stdev is not None:
+        text += f" ± {fmt_seconds(r.stdev)}"
+    return text
+
+
+def trial_rows(t: FixTrial) -> list[tuple[str, str, str]]:
+    """``(figure, before, after)`` rows; ``after`` is ``—`` when the fix did not run."""
+    b, a = t.before, t.after
+
+    def pair(get: object) -> tuple[str, str]:
+        assert callable(get)
+        return str(get(b)), "—" if a is None else str(get(a))
+
+    rows = [
+        ("traces", *pair(lambda r: r.traces)),
+        ("retraces", *pair(lambda r: r.retraces)),
+        ("XLA compilations", *pair(lambda r: r.xla_compiles)),
+        ("total time", *pair(lambda r: fmt_seconds(r.seconds))),
+        ("calls", *pair(lambda r: r.calls)),
+        ("time per call (mean ± std. dev.)", *pair(_per_call)),
+    ]
+    return rows
+
+
+def _fix_code(t: FixTrial) -> str:
+    if t.plan is None:
+        return t.advice or "no change a program can apply"
+    return t.plan.code(t.name)
+
+
+def verdict_sentence(t: FixTrial) -> str:
+    """What the fix did, in one sentence a learner can trust."""
+    measure = "XLA compilations" if t.measure == "xla_compiles" else "traces"
+    before = getattr(t.before, t.measure)
+    promised = ""
+    if t.plan is not None and t.measure == "traces" and t.plan.graphs:
+        promised = f" (the fix promised {plural(t.plan.graphs, 'graph')})"
+    v = t.verdict
+    if v == "not-applied":
+        if t.plan is not None and t.plan.call:
+            return (
+                f"not applied: this fix changes the call sites, which only you can do — it "
+                f"promises {plural(t.plan.graphs, 'graph')} for the calls measured, instead of {before}"
+            )
+        return f"not applied: {t.note or 'no change a program can apply'}"
+    if v == "fails":
+        return f"the fix FAILS: with it, the code raised {t.error}"
+    after = getattr(t.after, t.measure)
+    if v == "changes-outputs":
+        return f"the fix CHANGES THE OUTPUTS ({t.outputs_detail}); {measure} {before} → {after}"
+    if v == "no-fewer-traces":
+        return f"the fix does NOT reduce {measure}: {before} → {after}{promised}"
+    text = f"the fix works: {measure} {before} → {after}{promised}"
+    if t.measure == "traces" and t.plan is not None and t.plan.graphs and after > t.plan.graphs:
+        text += f" — more than promised: TensorFlow traced {after}"
+    return text
+
+
+def _outputs_line(t: FixTrial) -> str:
+    words = {
+        "equal": "equal",
+        "differ": "DIFFER",
+        "noisy": "cannot be compared: they differ between two runs without the fix too",
+        "not compared": "not compared",
+    }[t.outputs]
+    return words + (f" ({t.outputs_detail})" if t.outputs_detail and t.outputs != "differ" else "")
+
+
+def _runs_line(t: FixTrial) -> str:
+    if not t.reruns:
+        return ""
+    times = {1: "once", 2: "twice"}.get(len(t.reruns), f"{len(t.reruns)} times")
+    return f"after the watched run, the code ran again {times}: " + "; ".join(t.reruns)
+
+
+def render_trial_text(t: FixTrial) -> str:
+    lines = [f"try-fix {t.function}: {_fix_code(t)}"]
+    runs = _runs_line(t)
+    if runs:
+        lines.append(f"  ({runs})")
+    rows = trial_rows(t)
+    width = max(len(r[0]) for r in rows)
+    col = max(len(r[1]) for r in rows + [("", "before", "")])
+    lines.append(f"  {'':{width}}  {'before':>{col}}  →  after")
+    for label, before, after in rows:
+        lines.append(f"  {label:{width}}  {before:>{col}}  →  {after}")
+    if t.applied and t.after is not None:
+        lines.append(f"  outputs: {_outputs_line(t)}")
+    lines.append(f"  {verdict_sentence(t)}")
+    if t.plan is not None and t.plan.trade:
+        lines.append(f"  trade-off: {t.plan.trade}")
+    if t.note and t.verdict != "not-applied":
+        lines.append(f"  note: {t.note}")
+    return "\n".join(lines)
+
+
+def render_trial_html(t: FixTrial) -> str:
+    rows = "".join(
+        f"<tr><th scope='row'>{escape(label)}</th><td>{escape(before)}</td><td>{escape(after)}</td></tr>"
+        for label, before, after in trial_rows(t)
+    )
+    parts = [
+        f"<div class='tfgl tfgl-trial tfgl-trial-{t.verdict}'>{style_tag()}",
+        f"<div><b>try-fix</b> <code>{escape(t.function)}</code>: <code>{escape(_fix_code(t))}</code></div>",
+    ]
+    runs = _runs_line(t)
+    if runs:
+        parts.append(f"<div class='tfgl-muted'>{escape(runs)}</div>")
+    parts.append(
+        "<table class='tfgl-trial-table'><thead><tr><th></th><th scope='col'>before</th>"
+        f"<th scope='col'>after</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+    if t.applied and t.after is not None:
+        parts.append(f"<div><b>outputs:</b> {escape(_outputs_line(t))}</div>")
+    parts.append(f"<div class='tfgl-trial-verdict'><b>{escape(verdict_sentence(t))}</b></div>")
+    if t.plan is not None and t.plan.trade:
+        parts.append(f"<div><b>trade-off:</b> {escape(t.plan.trade)}</div>")
+    if t.note and t.verdict != "not-applied":
+        parts.append(f"<div><b>note:</b> {escape(t.note)}</div>")
+    parts.append("</div>")
+    return "".join(parts)

@@ -187,3 +187,161 @@ def test_feedback_text_keeps_the_theme_colours(passed: bool | None) -> None:
     text_colours = re.findall(r"(?<![-\w])color:\s*([^;'\"]+)", html_text)
     assert text_colours, "the measured labels use the theme's secondary colour"
     assert all(c.startswith("var(--jp-") for c in text_colours), text_colours
+
+
+# Honest mistakes that a check once passed: each must get "not yet", with its reason.
+_SCALAR = ex.EXERCISES["03-scalar-trap"].solution
+_SHAPES = ex.EXERCISES["04-shapes"].solution
+_OBJECTS = ex.EXERCISES["06-objects"].solution
+_LOOP = ex.EXERCISES["07-training-loop"].solution
+HONEST_MISTAKES = {
+    # one call with the right graph but a wrong total
+    "03-scalar-trap": (
+        _SCALAR.replace("    for epoch in range(6):", "    for epoch in range(1):"),
+        "differs from the reference",
+    ),
+    # drop_remainder=True: one graph, but the last batch's rows are gone
+    "04-shapes": (_SHAPES.replace(".batch(batch_size)", ".batch(batch_size, drop_remainder=True)"), "shape"),
+    # outputs changed: the float64 rows cast to int on the way
+    "04-shapes-outputs": (
+        _SHAPES.replace(".astype(np.float32)", ".round().astype(np.float32)"),
+        "differs from the reference",
+    ),
+    # the configs are ignored: one graph, the same result for every config
+    "06-objects": (
+        _OBJECTS.replace("apply(x6, as_tensors)", "apply(x6, as_tensors_first)").replace(
+            "def run_configs():",
+            "def run_configs():\n    as_tensors_first = {k: tf.constant(v) for k, v in configs[0].items()}",
+        ),
+        "differs from the reference",
+    ),
+    # no training at all
+    "07-training-loop": (
+        _LOOP.replace(
+            "            loss = train_step(x, y, lr)\n",
+            "            loss = tf.constant(0.0)\n            _ = train_step(x, y, tf.constant(0.0))\n",
+        ),
+        "differs from the reference",
+    ),
+    # the whole loop eager, beside a dummy tf.function called once
+    "07-training-loop-eager": (
+        _LOOP.replace(
+            "    @tf.function(input_signature=[",
+            "    @tf.function\n    def dummy(x):\n        return x\n\n"
+            "    dummy(tf.ones([1]))\n\n    def _unused(*_):\n        pass\n\n    _sig = ([",
+        ).replace(
+            "                                  tf.TensorSpec([], tf.float32)])          # lr: a scalar tensor",
+            "                                  tf.TensorSpec([], tf.float32)])",
+        ),
+        "beside the graph",
+    ),
+}
+
+
+@pytest.mark.parametrize("key", sorted(HONEST_MISTAKES))
+def test_an_honest_mistake_is_not_yet_with_its_reason(key: str) -> None:
+    exercise = ex.exercise(next(e for e in ex.EXERCISES if key.startswith(e)))
+    code, reason = HONEST_MISTAKES[key]
+    namespace: dict[str, Any] = {"tf": tf, "np": np, "keras": keras, "ex": ex}
+    filename = f"<honest-mistake-{key}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    exec(compile(code, filename, "exec"), namespace)
+    feedback = ex.check(exercise.id, namespace[exercise.answer])
+    assert feedback.passed is False, str(feedback)
+    assert reason in str(feedback), str(feedback)
+
+
+def test_a_plain_function_with_a_tracing_count_attribute_is_not_a_tf_function() -> None:
+    """'Is a tf.function' is decided by TF's type, not by an attribute (00 and 02)."""
+
+    def square(x: Any) -> Any:
+        return x * x
+
+    square.experimental_get_tracing_count = lambda: 1  # type: ignore[attr-defined]
+    feedback = ex.check("00-square", square)
+    assert feedback.passed is False and "not a tf.function" in feedback.summary
+
+
+def test_a_plain_python_counter_function_is_not_yet() -> None:
+    """02: a plain Python function counts right, but is not the tf.function asked for."""
+
+    def scaled(x: Any, counter: Any) -> Any:
+        counter.assign_add(1)
+        return x * 2.0
+
+    feedback = ex.check("02-count-calls", scaled)
+    assert feedback.passed is False and "tf.function" in feedback.summary
+
+
+def test_running_sum_without_a_variable_is_not_yet() -> None:
+    """05: the right totals kept in a tensor attribute, beside a helper tf.function."""
+
+    @tf.function
+    def add(a: Any, b: Any) -> Any:
+        return a + b
+
+    class RunningSum(tf.Module):
+        def __init__(self, size: int) -> None:
+            super().__init__()
+            self.total = tf.zeros([size])
+
+        def __call__(self, x: Any) -> Any:
+            self.total = add(self.total, x)
+            return self.total
+
+    feedback = ex.check("05-variables", RunningSum)
+    assert feedback.passed is False and "tf.function" in feedback.summary
+
+
+@pytest.mark.parametrize("exercise_id", ["03-scalar-trap", "08-capstone"])
+def test_run_functions_eagerly_is_not_yet(exercise_id: str) -> None:
+    """03/08: under run_functions_eagerly(True) nothing retraces, because nothing is a graph."""
+    answer, options = _answer(exercise_id, "starter")
+    tf.config.run_functions_eagerly(True)
+    try:
+        feedback = ex.check(exercise_id, answer, **options)
+    finally:
+        tf.config.run_functions_eagerly(False)
+    assert feedback.passed is False and "run_functions_eagerly(True)" in feedback.summary, str(feedback)
+
+
+def test_capstone_renamed_per_epoch_functions_are_not_yet() -> None:
+    """08: a tf.function re-created per epoch under a new name each time retraces; the budget is
+    per function object, not per name."""
+    code = _CAPSTONE.replace(
+        "    @tf.function(input_signature=spec)               # created once; any batch size\n"
+        "    def train_step(x, y, lr, step):",
+        "    def step_fn(x, y, lr, step):",
+    ).replace(
+        "    for epoch in range(epochs):\n        lr.assign(0.1 / (epoch + 1))\n",
+        "    for epoch in range(epochs):\n        lr.assign(0.1 / (epoch + 1))\n"
+        "        step_fn.__name__ = step_fn.__qualname__ = f'train_step_{epoch}'\n"
+        "        train_step = tf.function(step_fn, input_signature=spec)\n",
+    )
+    namespace: dict[str, Any] = {"tf": tf, "np": np, "keras": keras, "ex": ex}
+    exec(code, namespace)
+    exec(ex.EXERCISES["08-capstone"].starter.replace("def train_fast(", "def train_slow("), namespace)
+    feedback = ex.check(
+        "08-capstone", namespace["train_fast"], baseline=namespace["train_slow"], min_speedup=0.0, repeats=1
+    )
+    assert feedback.passed is False, str(feedback)
+    assert "created again" in str(feedback) or "retrace" in str(feedback), str(feedback)
+
+
+def test_a_rerun_measuring_cell_asks_for_the_definition_first() -> None:
+    """A right guess is never graded wrong after re-running only the measuring cell."""
+
+    @tf.function
+    def double(x: Any) -> Any:
+        return x * 2
+
+    def cell() -> None:
+        double(tf.constant([1.0, 2.0]))
+        double(tf.constant([1.0, 2.0, 3.0]))
+
+    first = ex.measure(cell)
+    assert ex.check_prediction(2, first.report, "double").passed is True
+    again = ex.measure(cell)
+    feedback = ex.check_prediction(2, again.report, "double")
+    assert feedback.passed is None and "re-run the cell that defines" in feedback.summary
+    assert ex.check_prediction(2, again.report).passed is None

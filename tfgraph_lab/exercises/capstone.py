@@ -1,10 +1,14 @@
 """The capstone check (exercise 08): the learner's ``train_fast`` against the slow reference.
 
-It cannot be fooled in either direction: the final loss must match the reference within a
-tolerance (a learner who deletes the warm-up learns *better* and fails, one who deletes the
-training learns worse and fails), every tf.function of the reference must still run as one,
-none may retrace, and the speed-up is the ratio of the *medians* of several interleaved timed
-runs (a noisy CPU slows one run, not the median). Imports TensorFlow only through ``measure``.
+What it checks: the final loss must match the reference solution's training within a tolerance
+(a learner who deletes the warm-up learns *better* and fails, one who deletes the training
+learns worse and fails); every tf.function of the slow script must still run as a graph (not
+under ``run_functions_eagerly``); none may retrace, and all of them together may trace no more
+graphs than the slow script has functions (a function renamed or re-created per epoch traces
+again); and the speed-up is the ratio of the *medians* of several interleaved timed runs (a
+noisy CPU slows one run, not the median). It is a formative check in the learner's own process:
+a learner who patches the clock or TensorFlow can fool it, and only fools themselves.
+Imports TensorFlow only through ``measure``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 
 from .feedback import Feedback
 from .measuring import FunctionUse, _graph_rows, _reason_details, _short, measure
+from .reference import reference_value
 from .timing import _speedup_shortfall
 
 __all__: list[str] = []
@@ -44,7 +49,7 @@ def _median(values: list[float]) -> float:
 
 
 def check_capstone(ex: Any, answer: Any, opts: dict[str, Any]) -> Feedback:
-    from .checks import _error_feedback
+    from .checks import _eager_mode_feedback, _error_feedback
 
     baseline = opts.get("baseline")
     if not callable(answer) or not callable(baseline):
@@ -55,6 +60,9 @@ def check_capstone(ex: Any, answer: Any, opts: dict[str, Any]) -> Feedback:
             (),
             "both arguments are the plain Python training functions",
         )
+    eager = _eager_mode_feedback(ex)
+    if eager is not None:
+        return eager
     slow = measure(baseline)
     if slow.error is not None:
         fb = _error_feedback(ex, slow.error, slow)
@@ -62,6 +70,9 @@ def check_capstone(ex: Any, answer: Any, opts: dict[str, Any]) -> Feedback:
     fast = measure(answer)
     if fast.error is not None:
         return _error_feedback(ex, fast.error, fast)
+    eager = _eager_mode_feedback(ex, fast)
+    if eager is not None:
+        return eager
     slow_traces = sum(f.traces for f in slow.functions)
     fast_traces = sum(f.traces for f in fast.functions)
     rows: tuple[tuple[str, str], ...] = (
@@ -85,8 +96,18 @@ def check_capstone(ex: Any, answer: Any, opts: dict[str, Any]) -> Feedback:
         return Feedback(
             ex.id, False, f"{len(bad)} function(s) still retrace", rows, ex.hints[0], _reason_details(fast)
         )
+    functions = len({_short_name(f) for f in slow.functions})
+    if fast_traces > functions:
+        return Feedback(
+            ex.id,
+            False,
+            f"train_fast traced {fast_traces} graphs for the {functions} functions of the script: "
+            "a tf.function is still created again (renamed or per epoch) or retraces",
+            rows,
+            "create each tf.function once, before the loops, and call that one object every time",
+        )
     try:
-        slow_loss, fast_loss = float(slow.value), float(fast.value)
+        slow_loss, fast_loss = float(reference_value(ex)), float(fast.value)
     except (TypeError, ValueError):
         return Feedback(
             ex.id,
@@ -95,8 +116,7 @@ def check_capstone(ex: Any, answer: Any, opts: dict[str, Any]) -> Feedback:
             rows,
             "end with `return float(loss)`",
         )
-    rtol = float(opts.get("loss_rtol", LOSS_RTOL))
-    if not math.isfinite(fast_loss) or abs(fast_loss - slow_loss) > rtol * abs(slow_loss) + LOSS_ATOL:
+    if not math.isfinite(fast_loss) or abs(fast_loss - slow_loss) > LOSS_RTOL * abs(slow_loss) + LOSS_ATOL:
         direction = "better" if fast_loss < slow_loss else "worse"
         return Feedback(
             ex.id,

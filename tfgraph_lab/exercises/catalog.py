@@ -75,8 +75,8 @@ EXERCISES: dict[str, Exercise] = {
             3,
             "one graph for the whole schedule",
             "`run_schedule` makes a new graph for every epoch's factor and one more for "
-            "evaluation. Change the calls (and the branch) so that one graph serves all 7 calls, "
-            "with the same total.",
+            "evaluation. Change the calls so that one graph serves all 7 calls, with the same "
+            "total (with a bool tensor, AutoGraph turns `if training:` into a tf.cond for you).",
             "run_schedule",
             sources.SCALAR_STARTER,
             sources.SCALAR_SOLUTION,
@@ -84,7 +84,7 @@ EXERCISES: dict[str, Exercise] = {
                 "pass tf.constant(...) instead of Python floats and bools; branch on the bool tensor "
                 "with tf.cond (or let AutoGraph turn `if training:` into one)",
             ),
-            _check_run(1, "one graph for all 7 calls, same total"),
+            _check_run(1, "one graph for all 7 calls, same total", calls=7),
         ),
         Exercise(
             "04-shapes",
@@ -99,7 +99,7 @@ EXERCISES: dict[str, Exercise] = {
                 "give predict an input_signature=[tf.TensorSpec([None, 8], tf.float32)] — or "
                 "reduce_retracing=True — and feed one dtype (float32)",
             ),
-            _check_run(2, "at most 2 graphs for every batch size and dtype"),
+            _check_run(2, "at most 2 graphs for every batch size and dtype", calls=12),
         ),
         Exercise(
             "05-variables",
@@ -129,7 +129,7 @@ EXERCISES: dict[str, Exercise] = {
                 "create the tf.function once, outside the loop, and pass the config values as "
                 "tensors (a dict of tensors with the same keys keeps one graph)",
             ),
-            _check_run(1, "five configs, one graph"),
+            _check_run(1, "five configs, one graph", calls=5),
         ),
         Exercise(
             "07-training-loop",
@@ -144,7 +144,7 @@ EXERCISES: dict[str, Exercise] = {
                 "keep lr in a tf.Variable (created outside the step, updated with .assign) and give "
                 "train_step an input_signature with a None batch dimension",
             ),
-            _check_run(1, "one graph for the whole training", rtol=1e-3),
+            _check_run(1, "one graph for the whole training", calls=28, rtol=1e-3),
         ),
         Exercise(
             "08-capstone",

@@ -12,13 +12,13 @@ from .feedback import Feedback
 from .measuring import (
     Measurement,
     _close,
-    _eagerly,
     _graph_rows,
     _is_tf_function,
     _reason_details,
     _short,
     measure,
 )
+from .reference import reference_value
 
 __all__ = ["Checker", "Exercise", "check_prediction"]
 
@@ -50,6 +50,60 @@ class Exercise:
         return self.call or f'ex.check("{self.id}", {self.answer})'
 
 
+_EAGER_ON = (
+    "tf.config.run_functions_eagerly(True) is on: every tf.function runs as plain Python, so "
+    "there is no graph to measure"
+)
+
+
+def _eager_mode_feedback(ex: Exercise, m: Measurement | None = None) -> Feedback | None:
+    """Not yet, when tf.functions ran as plain Python (globally, or switched on inside the answer)."""
+    import tensorflow as tf
+
+    ran_eagerly = [f for f in (m.functions if m else ()) if f.eager_calls]
+    if not tf.config.functions_run_eagerly() and not ran_eagerly:
+        return None
+    rows = _graph_rows(m) if m is not None else ()
+    rows = (*rows, *((f"{f.qualname} calls run eagerly", str(f.eager_calls)) for f in ran_eagerly))
+    return Feedback(
+        ex.id,
+        False,
+        _EAGER_ON,
+        rows or (("run_functions_eagerly", "True"),),
+        "run tf.config.run_functions_eagerly(False), then check again: the fix is a graph traced once",
+    )
+
+
+def _result_feedback(ex: Exercise, m: Measurement, reference: Any, rtol: float) -> Feedback | None:
+    """Not yet, when the answer's result differs from the reference solution's."""
+    import numpy as np
+
+    if _close(m.value, reference, rtol=rtol):
+        return None
+    rows = (*_graph_rows(m), ("your result", _short(m.value)), ("expected", _short(reference)))
+    try:
+        mine, theirs = np.shape(m.value), np.shape(reference)
+    except Exception:
+        mine, theirs = (), ()
+    if mine != theirs:
+        return Feedback(
+            ex.id,
+            False,
+            f"your result has shape {mine}, the reference {theirs}: rows were dropped or added",
+            (*rows, ("shapes", f"{mine} vs {theirs}")),
+            "keep every sample (drop_remainder=True drops the last batch's rows) and every call",
+        )
+    return Feedback(
+        ex.id,
+        False,
+        "the result differs from the reference solution's: the fix changed what is "
+        "computed (or skipped part of it)",
+        rows,
+        "the fix must compute exactly what the original does, every call and every sample: look for "
+        "a value baked in at trace time, or a call left out",
+    )
+
+
 def _graphs_check(
     ex: Exercise,
     m: Measurement,
@@ -59,10 +113,15 @@ def _graphs_check(
     reference: Any = None,
     compare: bool = False,
     rtol: float = 1e-4,
+    calls: int = 0,
 ) -> Feedback:
-    """Shared verdict: every user function needed at most ``limit`` graphs; result unchanged."""
+    """Shared verdict: the work ran in tf.functions (``calls`` graph calls at least), which
+    needed at most ``limit`` graphs in all, per function object; result as the reference's."""
     if m.error is not None:
         return _error_feedback(ex, m.error, m)
+    eager = _eager_mode_feedback(ex, m)
+    if eager is not None:
+        return eager
     if not m.functions:
         return Feedback(
             ex.id,
@@ -74,14 +133,29 @@ def _graphs_check(
         )
     rows = _graph_rows(m)
     over = [f for f in m.functions if f.needed > limit]
-    if compare and not _close(m.value, reference, rtol=rtol):
+    if compare:
+        wrong = _result_feedback(ex, m, reference, rtol)
+        if wrong is not None:
+            return wrong
+    served = sum(f.calls for f in m.functions)
+    if served < calls:
         return Feedback(
             ex.id,
             False,
-            "the traces are fine but the result changed",
-            (*rows, ("your result", _short(m.value)), ("eager result", _short(reference))),
-            "the fix must not change what the code computes: compare with the eager run "
-            "(tf.config.run_functions_eagerly(True)) and look for a value baked in at trace time",
+            f"tf.functions served {served} call{'s' if served != 1 else ''}; the work makes {calls}: "
+            "part of it runs beside the graph, eagerly",
+            rows,
+            "the step that runs every time must be the tf.function, called once per step",
+        )
+    total = sum(f.needed for f in m.functions)
+    if not over and total > limit:
+        return Feedback(
+            ex.id,
+            False,
+            f"{total} graphs across {len(m.functions)} tf.functions; the target is {target}",
+            rows,
+            "create one tf.function, once, and call it for all the work (renamed or re-created "
+            "functions each trace again)",
         )
     if over:
         worst = max(over, key=lambda f: f.needed)
@@ -152,8 +226,9 @@ def _check_count_calls(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedb
     return _graphs_check(ex, m, 1, target="5 calls counted, one graph")
 
 
-def _check_run(limit: int, target: str, compare: bool = True, rtol: float = 1e-4) -> Checker:
-    """A checker for exercises whose answer is a zero-argument function running a workload."""
+def _check_run(limit: int, target: str, calls: int, rtol: float = 1e-4) -> Checker:
+    """A checker for exercises whose answer is a zero-argument function running a workload of
+    ``calls`` steps: judged against the exercise's reference solution (:mod:`.reference`)."""
 
     def checker(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedback:
         if not callable(answer):
@@ -166,14 +241,16 @@ def _check_run(limit: int, target: str, compare: bool = True, rtol: float = 1e-4
                 (),
                 "check(...) calls it for you",
             )
+        eager = _eager_mode_feedback(ex)
+        if eager is not None:
+            return eager
         m = measure(answer)
-        reference = None
-        if compare and m.error is None:
-            try:
-                reference = _eagerly(answer)
-            except Exception as exc:
-                return _error_feedback(ex, exc)
-        return _graphs_check(ex, m, limit, target=target, reference=reference, compare=compare, rtol=rtol)
+        if m.error is not None:
+            return _error_feedback(ex, m.error, m)
+        reference = reference_value(ex)
+        return _graphs_check(
+            ex, m, limit, target=target, reference=reference, compare=True, rtol=rtol, calls=calls
+        )
 
     return checker
 
@@ -184,20 +261,39 @@ def _check_running_sum(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedb
     if not isinstance(answer, type):
         return Feedback(ex.id, False, f"pass the class `{ex.answer}` itself", (), "ex.check(..., RunningSum)")
     x = tf.constant([1.0, 2.0, 3.0])
+    made: list[Any] = []
 
     def run() -> Any:
         acc = answer(3)
+        made.append(acc)
         return [acc(x) for _ in range(3)]
 
     m = measure(run)
     if m.error is not None:
         return _error_feedback(ex, m.error, m)
+    acc = made[0]
+    call = acc.__call__ if callable(acc) else None
+    if not _is_tf_function(call):
+        return Feedback(
+            ex.id,
+            False,
+            "__call__ is not a tf.function",
+            (("type of __call__", type(call).__name__),),
+            "keep @tf.function on __call__",
+        )
+    state = [v for v in vars(acc).values() if isinstance(v, tf.Variable)]
+    if not state:
+        return Feedback(
+            ex.id,
+            False,
+            "the running total is not kept in a tf.Variable",
+            (*_graph_rows(m), ("tf.Variables on the object", "0")),
+            ex.hints[0],
+        )
     got = m.value[-1]
     rows = (*_graph_rows(m), ("after three calls with [1, 2, 3]", _short(got)))
     if not _close(got, x * 3.0):
         return Feedback(ex.id, False, "the total does not add up: expected [3, 6, 9]", rows, ex.hints[1])
-    if not any(f.calls for f in m.functions):
-        return Feedback(ex.id, False, "__call__ is not a tf.function", rows, "keep @tf.function on __call__")
     fb = _graphs_check(ex, m, 1, target="the variable lives outside the graph: one graph, right totals")
     if fb.passed and any(f.traces == 2 for f in m.functions):
         fb = Feedback(
@@ -227,6 +323,15 @@ def check_prediction(guess: Any, measured: Any, function: str | None = None, *, 
     if measured is None:
         return Feedback("prediction", None, "run the cell that measures it first (the one above)")
     if is_report:
+        stale = _reused_older_graphs(measured, function)
+        if stale:
+            return Feedback(
+                "prediction",
+                None,
+                f"this run reused graphs traced before the cell ran ({', '.join(stale)}): the cell was "
+                "run before, so it cannot show the first traces again — re-run the cell that defines "
+                "the function(s) first, then the measuring cell, then this one",
+            )
         actual: Any = measured.function(function).traces if function else measured.traces
         label = f"traces measured ({function or 'all functions'})"
     else:
@@ -247,6 +352,17 @@ def check_prediction(guess: Any, measured: Any, function: str | None = None, *, 
         else "run the cell again with a %%tracewatch line on top to see why"
     )
     return Feedback("prediction", False, f"not quite: {actual}, not {guess}", rows, hint)
+
+
+def _reused_older_graphs(report: Any, function: str | None) -> list[str]:
+    """The functions whose calls in ``report`` hit graphs traced before it began (a re-run
+    measuring cell): their trace count there is not what a first run makes."""
+    functions = [report.function(function)] if function else list(report.counted_functions)
+    return [
+        f.qualname.rsplit(".", 1)[-1]
+        for f in functions
+        if any(not g.traced_in_watch and g.hits > 0 for g in f.graphs)
+    ]
 
 
 #: Every graded prediction of this session: (what was measured, the guess, the measured value).

@@ -26,6 +26,7 @@ class FunctionUse:
     graphs: int
     wasted: int
     reasons: tuple[str, ...] = ()
+    eager_calls: int = 0  # calls that ran as plain Python (tf.config.run_functions_eagerly(True))
 
     @property
     def needed(self) -> int:
@@ -104,12 +105,21 @@ def _uses(report: Any) -> tuple[FunctionUse, ...]:
         graphs = sum(1 for g in fn.graphs if g.hits > 0)
         if graphs == 0 and fn.calls:  # graph hits unknown (count-only mode): fall back to traces
             graphs = wasted + 1 if fn.traces else 0
-        out.append(FunctionUse(fn.qualname, fn.calls, fn.traces, graphs, wasted, tuple(reasons)))
+        out.append(
+            FunctionUse(fn.qualname, fn.calls, fn.traces, graphs, wasted, tuple(reasons), fn.eager_calls)
+        )
     return tuple(out)
 
 
 def _is_tf_function(obj: Any) -> bool:
-    return callable(getattr(obj, "experimental_get_tracing_count", None))
+    """Whether ``obj`` is a tf.function, by TF's own type (an attribute of that name proves
+    nothing). TF 2.15–2.21: ``tf.types.experimental.PolymorphicFunction`` (``GenericFunction``
+    before it was renamed); a tf.function method bound to an instance is one too."""
+    import tensorflow as tf
+
+    kinds = tf.types.experimental
+    kind = getattr(kinds, "PolymorphicFunction", None) or kinds.GenericFunction
+    return isinstance(obj, kind)
 
 
 def _eagerly(fn: Callable[..., Any], *args: Any) -> Any:

@@ -269,3 +269,68 @@ def test_trace_count_is_announced_when_it_changes() -> None:
     lab.batch.value = 20
     lab.call_button.click()
     assert changes == ["2 traces (TensorFlow's own count: 2)"]
+
+
+# ------------------------------------------------------------------ «Apply the fix»
+
+
+def test_apply_the_fix_shrinks_the_cache_as_tensorflow_counts() -> None:
+    lab = RetraceLab(settings=LabSettings(batch=32, loop_calls=6, partial_last=True))
+    lab.fix_button.click()  # nothing retraced yet: says so, changes nothing
+    assert "none yet" in lab.status.value and lab.session.tracing_count == 0
+    lab.loop_button.click()
+    lab.batch.value = 20
+    lab.call_button.click()
+    before = lab.session.tracing_count
+    assert before == 3
+    plan = lab.session.suggested_fix()
+    assert plan is not None and plan.decorator.startswith("input_signature=[")
+    assert "replays the 7 calls" in lab.fix_hint.value
+    lab.fix_button.click()
+    _check_with_tf(lab)
+    assert lab.session.tracing_count == plan.graphs == 1
+    assert lab.session.state.calls == 7  # the same calls, replayed on the fixed function
+    assert "3 graphs → 1 graph for the same 7 calls" in lab.status.value
+    assert "@tf.function(input_signature=[tf.TensorSpec([None, 16]" in lab.code.value
+    assert "decorator fix: applied" in lab.fix_hint.value
+    # by hand: the same decorator on the same calls
+    hand = tf.function(lab.session.scenario.python_function(lab.session.built), **eval(f"dict({plan.decorator})"))
+    for settings, batch in lab.session.history:
+        hand(*lab.session.scenario.arguments(settings, batch))
+    assert hand.experimental_get_tracing_count() == lab.session.tracing_count
+    lab.reset_button.click()
+    assert "fix is removed" in lab.status.value and "«Apply the fix»" not in lab.code.value
+
+
+def test_predict_mode_asks_how_many_graphs_before_applying_the_fix() -> None:
+    lab = RetraceLab()
+    lab.predict_mode.value = True
+    for batch in (32, 7):
+        lab.batch.value = batch
+        lab.prediction.value = True
+        lab.call_button.click()
+    assert lab.graph_guess_row.layout.display == "" and 1 in lab.graph_guess.options
+    lab.fix_button.click()
+    assert "how many graphs" in lab.status.value and lab.session.state.fixed is None
+    lab.graph_guess.value = 1
+    lab.fix_button.click()
+    assert lab.session.tracing_count == 1
+    assert "Right: 1 graph" in lab.status.value
+    assert lab.game.correct == 3 and lab.game.scored == 3
+
+
+def test_a_fix_that_raises_in_the_lab_says_so_with_tensorflows_error() -> None:
+    """Finding (TF 2.21): the flag passed as a Python int: the input_signature makes `training`
+    a tf.int32 tensor, and AutoGraph's `if training:` then needs a bool — the replay raises."""
+    lab = RetraceLab(settings=LabSettings(flag="python-int"))
+    lab.call_button.click()
+    lab.batch.value = 7
+    lab.call_button.click()
+    plan = lab.session.suggested_fix()
+    assert plan is not None and "tf.int32" in plan.decorator
+    lab.fix_button.click()
+    fixed = lab.session.state.fixed
+    assert fixed is not None and fixed.error is not None
+    assert fixed.error.startswith("ValueError: condition of if statement expected to be `tf.bool`")
+    assert "The fix raised while replaying the 2 calls" in lab.status.value
+    assert "raised: no graph was added" in lab.status.value and fixed.graphs_after == 0

@@ -25,7 +25,7 @@ from ..render.format import fmt_seconds, plural
 from ..render.style import ROOT, style_tag
 from ..render.timeline import TimelinePoint
 from .fallback import lab_snapshot_html, lab_text, live_region, set_live_text, snapshot_bundle
-from .lab_panels import cache_html, reason_html, status_html
+from .lab_panels import cache_html, fix_hint_html, reason_html, status_html
 from .parts import LABEL_WIDTH, add_classes, labelled, section
 from .predict import PredictionGame
 from .scenario import DTYPES, FLAG_MODES, RANKS, LabSettings
@@ -105,6 +105,11 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.call_button = W.Button(description="Call once", icon="play", layout=button)
         self.loop_button = W.Button(description="Run loop", icon="forward", layout=button)
         self.reset_button = W.Button(description="Reset cache", icon="refresh", layout=button)
+        self.fix_button = W.Button(description="Apply the fix", icon="wrench", layout=button)
+        self.fix_hint = W.HTML()
+        # Predict mode asks before «Apply the fix»: how many graphs will the cache hold?
+        self.graph_guess = W.ToggleButtons(options=[], value=None, style={"button_width": "40px"})
+        self.graph_guess_row = labelled("graphs after the fix", self.graph_guess)
         self.predict_mode = W.Checkbox(
             value=False, description="Predict mode: guess before each call", indent=False
         )
@@ -133,10 +138,11 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             control.add_class("tfgl-control")
             control.observe(self._on_control, names="value")
         add_classes(self, [*self.controls, "call_button", "loop_button", "reset_button"])
-        add_classes(self, ["predict_mode", "prediction", "score"])
+        add_classes(self, ["predict_mode", "prediction", "score", "fix_button", "fix_hint", "graph_guess"])
         self.call_button.on_click(lambda _: self._act(self.session.call_once))
         self.loop_button.on_click(lambda _: self._act(self.session.run_loop))
         self.reset_button.on_click(lambda _: self._reset())
+        self.fix_button.on_click(lambda _: self._apply_fix())
         self.predict_mode.observe(lambda _: self.refresh(), names="value")
         self.prediction.observe(lambda _: self._refresh_buttons(), names="value")
 
@@ -179,9 +185,11 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
                 self.loop_calls,
                 self.partial_last,
                 W.HBox([self.call_button, self.loop_button, self.reset_button]),
+                W.HBox([self.fix_button, self.fix_hint]),
                 section("Game"),
                 self.predict_mode,
                 self.guess_row,
+                self.graph_guess_row,
                 self.score,
             ],
             layout=W.Layout(width="480px", padding="0 16px 0 0"),
@@ -248,6 +256,27 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             self.prediction.value = None
         self.refresh(verdict, what=result.kind)
 
+    def _apply_fix(self) -> None:
+        """Apply the last retrace's decorator fix and replay the calls (predict mode: guess first)."""
+        if self.session.suggested_fix() is None:
+            self.status.value = f"<div class='tfgl-reason-box'>{fix_hint_html(self.session, False)}</div>"
+            return
+        guess = self.graph_guess.value
+        if self.predict_mode.value and guess is None:
+            self.status.value = (
+                "<div class='tfgl-reason-box tfgl-retrace'>Predict mode: how many graphs will the cache "
+                "hold once the fix is applied to the calls so far? Choose first.</div>"
+            )
+            return
+        try:
+            fixed = self.session.apply_fix()
+        except Exception:  # a lab bug must show, not vanish in a callback
+            self._show_traceback()
+            return
+        verdict = self.game.record_count(int(guess), fixed) if self.predict_mode.value else None
+        self.graph_guess.value = None
+        self.refresh(verdict, what="fix")
+
     def _reset(self) -> None:
         self.session.reset()
         self.refresh()
@@ -296,6 +325,14 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.render_log.append((what, self.last_render_seconds))
 
     def _refresh_buttons(self) -> None:
+        predicting = self.predict_mode.value
+        self.fix_hint.value = fix_hint_html(self.session, predicting)
+        offer = predicting and self.session.suggested_fix() is not None
+        options = list(range(1, max(self.session.tracing_count, 1) + 2)) if offer else []
+        if list(self.graph_guess.options) != options:
+            self.graph_guess.options = options
+            self.graph_guess.value = None
+        self.graph_guess_row.layout.display = "" if offer else "none"
         self.guess_row.layout.display = "" if self.predict_mode.value else "none"
         self.score.layout.display = "" if self.predict_mode.value else "none"
 

@@ -15,9 +15,9 @@ from ..render.blocks import table_html
 from ..render.format import plural
 from ..render.reasons import reasons_html
 from .predict import Prediction
-from .session import LabState
+from .session import FixApplied, LabSession, LabState
 
-__all__ = ["cache_html", "reason_html", "status_html"]
+__all__ = ["cache_html", "fix_hint_html", "fixed_html", "reason_html", "status_html"]
 
 _FIXES = {
     VARIABLE_PER_TRACE: (
@@ -44,11 +44,17 @@ def status_html(state: LabState, verdict: Prediction | None, jit_compile: bool) 
         )
     if state.note:
         parts.append(f"<div class='tfgl-reason-box'>{escape(state.note)}</div>")
+    if state.fixed is not None:
+        parts.append(fixed_html(state.fixed))
     action = state.last_action
     if action is not None:
-        what = "call" if action.kind == "call" else f"loop of {plural(action.calls, 'call')}"
+        what = {"call": "call", "fix": f"replay of {plural(action.calls, 'call')}"}.get(
+            action.kind, f"loop of {plural(action.calls, 'call')}"
+        )
         if action.traced:
             text = f"The {what} traced {plural(action.traces, 'new graph')}."
+        elif action.error:  # the call raised before a graph ran (e.g. the trace failed)
+            text = f"The {what} raised: no graph was added."
         else:
             text = f"The {what} reused the cached graph: no trace."
         if jit_compile:
@@ -101,3 +107,33 @@ def cache_html(state: LabState) -> str:
         )
         classes.append(f"tfgl-graph-row {cls}".strip())
     return table_html(["graph", "signature", "hits", "traced at call"], rows, classes, numeric=(2, 3))
+
+
+def fix_hint_html(session: LabSession, predicting: bool) -> str:
+    """Next to «Apply the fix»: the change it would make, or why there is none to make."""
+    plan = session.suggested_fix()
+    if plan is None:
+        why = "applied" if session.fix else "none yet: it appears after a retrace whose fix is a decorator change"
+        return f"<span class='tfgl-muted'>decorator fix: {escape(why)}</span>"
+    ask = " — first say how many graphs the cache will hold" if predicting else ""
+    return (
+        f"<span>applies <code>{escape(plan.code(session.scenario.name))}</code> and replays the "
+        f"{plural(len(session.history), 'call')} so far{escape(ask)}</span>"
+    )
+
+
+def fixed_html(fixed: FixApplied) -> str:
+    """What «Apply the fix» did to the graph cache, said honestly when it did not shrink it."""
+    b, a = fixed.graphs_before, fixed.graphs_after
+    calls = plural(fixed.calls, "call")
+    if fixed.error:
+        text = f"The fix raised while replaying the {calls}: TensorFlow said {fixed.error}"
+        return f"<div class='tfgl-reason-box tfgl-error tfgl-fixed'>{escape(text)}</div>"
+    change = f"{plural(b, 'graph')} → {plural(a, 'graph')} for the same {calls}"
+    if a < b:
+        text, box = f"The fix shrank the graph cache: {change} (TensorFlow's own count).", "tfgl-ok"
+    else:
+        text, box = f"The fix did not shrink the graph cache: {change}.", "tfgl-error"
+    if fixed.plan.trade:
+        text += f" Trade-off: {fixed.plan.trade}."
+    return f"<div class='tfgl-reason-box {box} tfgl-fixed'>{escape(text)}</div>"

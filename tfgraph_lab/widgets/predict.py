@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..recorder import NOT_RETRACES
+from ..render.format import plural
 from .scenario import LabSettings
-from .session import ActionResult, LabState
+from .session import ActionResult, FixApplied, LabState
 
 __all__ = ["Prediction", "PredictionGame", "explain_outcome"]
 
@@ -42,6 +43,20 @@ class PredictionGame:
         prediction = Prediction(
             predicted, result.traced, explain_outcome(predicted, result, settings, state), scored
         )
+        self.history.append(prediction)
+        return prediction
+
+    def record_count(self, guess: int, fixed: FixApplied) -> Prediction:
+        """A guess of how many graphs the cache holds once a fix is applied (predict mode asks
+        before «Apply the fix»): right when it equals TensorFlow's own count."""
+        after = fixed.graphs_after
+        said = f"you said {guess}"
+        head = f"Right: {plural(after, 'graph')}" if guess == after else f"Miss: {said}, TensorFlow kept {after}"
+        text = (
+            f"{head} for the {plural(fixed.calls, 'call')} so far ({fixed.graphs_before} before the fix)."
+            f" The fix's own promise: {fixed.plan.promise}."
+        )
+        prediction = Prediction(True, guess == after, text)  # correct: predicted == traced
         self.history.append(prediction)
         return prediction
 

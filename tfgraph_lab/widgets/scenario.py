@@ -155,8 +155,9 @@ class LabScenario:
             return self.python_fn
         return model_step_variable_inside if settings.variable_inside else model_step
 
-    def build(self, settings: LabSettings) -> Any:
-        """A new tf.function (an empty graph cache) as the decorator settings say."""
+    def build(self, settings: LabSettings, fix: str = "") -> Any:
+        """A new tf.function (an empty graph cache) as the decorator settings say; ``fix`` is a
+        report's decorator change (``reduce_retracing=True``), applied over them."""
         import tensorflow as tf
 
         kwargs: dict[str, Any] = {}
@@ -169,6 +170,8 @@ class LabScenario:
                 tf.TensorSpec(shape=(None,) * settings.rank, dtype=getattr(tf, settings.dtype)),
                 tf.TensorSpec(shape=(), dtype=tf.bool),
             ]
+        if fix:
+            kwargs.update(eval(f"dict({fix})", {"tf": tf}))  # a FixPlan's decorator: our own code
         if self.builtin:
             _scale()  # outside any trace: the correct pattern creates its variable once
         return tf.function(self.python_function(settings), **kwargs)
@@ -191,10 +194,12 @@ class LabScenario:
         return tf.constant(settings.training)
 
     # ------------------------------------------------------------------------ code
-    def decorator_code(self, built: LabSettings) -> str:
-        """The definition of the function as built: decorator, signature and body."""
+    def decorator_code(self, built: LabSettings, fix: str = "") -> str:
+        """The definition of the function as built (``fix``: the decorator change applied over
+        the settings): decorator, signature and body."""
         options = []
-        if built.input_signature:
+        fixed = {part.split("=", 1)[0] for part in (fix,) if part}
+        if built.input_signature and "input_signature" not in fixed:
             dims = ", ".join(["None"] * built.rank)
             dims += "," if built.rank == 1 else ""
             options.append(
@@ -202,10 +207,12 @@ class LabScenario:
                 f"    tf.TensorSpec(shape=({dims}), dtype=tf.{built.dtype}),\n"
                 "    tf.TensorSpec(shape=(), dtype=tf.bool),\n]"
             )
-        if built.reduce_retracing:
+        if built.reduce_retracing and "reduce_retracing" not in fixed:
             options.append("reduce_retracing=True")
-        if built.jit_compile:
+        if built.jit_compile and "jit_compile" not in fixed:
             options.append("jit_compile=True")
+        if fix:
+            options.append(fix)  # «Apply the fix» (see code())
         args = ", ".join(options)
         if not self.builtin:
             source = _source_of(self.python_fn)
@@ -243,11 +250,13 @@ class LabScenario:
             f"    x = {self._tensor_code(settings, None)}\n    {self._call(settings)}\n"
         )
 
-    def code(self, built: LabSettings, settings: LabSettings) -> str:
+    def code(self, built: LabSettings, settings: LabSettings, fix: str = "") -> str:
         """Decorator (as built) + one call (as set now) + the loop: what the buttons run."""
+        applied = f"# «Apply the fix» added {fix.split('=', 1)[0]}= to the decorator\n" if fix else ""
         return (
             "import tensorflow as tf\n\n"
-            + self.decorator_code(built)
+            + applied
+            + self.decorator_code(built, fix)
             + "\n# «Call once»\n"
             + self.call_code(settings)
             + "\n# «Run loop»\n"

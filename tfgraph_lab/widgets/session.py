@@ -13,14 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..datatypes import Event, Reason
+from ..datatypes import Event, FixPlan, Reason
 from ..failures import error_text
 from ..recorder import NOT_RETRACES, watch
 from .scenario import LabScenario, LabSettings
 
-__all__ = ["ActionResult", "CallPoint", "GraphRow", "LabSession", "LabState"]
+__all__ = ["ActionResult", "CallPoint", "FixApplied", "GraphRow", "LabSession", "LabState"]
 
 MAX_POINTS = 60  # calls kept for the timing chart
+MAX_HISTORY = 500  # calls «Apply the fix» replays (the most recent)
 
 
 @dataclass
@@ -67,6 +68,18 @@ class ActionResult:
         return tuple(r for r in self.reasons if r.code not in NOT_RETRACES)
 
 
+@dataclass(frozen=True)
+class FixApplied:
+    """What «Apply the fix» did: the change, the graphs before and after (TensorFlow's own
+    counts) for the same calls replayed, and TensorFlow's error if a replayed call raised."""
+
+    plan: FixPlan
+    calls: int
+    graphs_before: int
+    graphs_after: int
+    error: str | None = None
+
+
 @dataclass
 class LabState:
     """What the lab shows: counts of the current function object and its graph cache."""
@@ -86,6 +99,7 @@ class LabState:
     last_action: ActionResult | None = None
     note: str = ""
     generation: int = 0  # +1 for every new tf.function object
+    fixed: FixApplied | None = None  # set when «Apply the fix» built this function
 
     def graph_index(self, signature: str) -> int | None:
         for i, row in enumerate(self.graphs):
@@ -103,6 +117,8 @@ class LabSession:
         self.built = self.settings
         self.function: Any = None
         self.state = LabState()
+        self.fix = ""  # a report's decorator change applied over the settings («Apply the fix»)
+        self.history: list[tuple[LabSettings, int]] = []  # the current function's calls
         self.reset("")
 
     # --------------------------------------------------------------------- settings
@@ -115,11 +131,41 @@ class LabSession:
             self.reset("the decorator changed: a new tf.function object, with an empty graph cache")
         return rebuild
 
-    def reset(self, note: str = "cache reset: a new tf.function object, with an empty graph cache") -> None:
+    def reset(
+        self, note: str = "cache reset: a new tf.function object, with an empty graph cache", fix: str = ""
+    ) -> None:
+        if self.fix and not fix:
+            note += " (the applied fix is removed: the decorator is the settings' again)"
         self.built = self.settings
-        self.function = self.scenario.build(self.settings)
+        self.fix = fix
+        self.function = self.scenario.build(self.settings, fix)
         generation = self.state.generation + 1
         self.state = LabState(note=note, generation=generation)
+        self.history = []
+
+    def suggested_fix(self) -> FixPlan | None:
+        """The first decorator change the last trace's reasons give (what «Apply the fix»
+        applies), or None: no retrace yet, a fix that changes call sites, or already applied."""
+        for reason in self.state.last_trace:
+            if reason.code in NOT_RETRACES:
+                continue
+            for plan in reason.plans:
+                if plan.decorator and not plan.call and not plan.hoist and plan.decorator != self.fix:
+                    return plan
+        return None
+
+    def apply_fix(self) -> FixApplied:
+        """Build the function again with the suggested decorator change and replay the calls
+        made so far on it: the graph cache it ends with, against the one before."""
+        plan = self.suggested_fix()
+        if plan is None:
+            raise ValueError("no decorator fix to apply: call the function until it retraces first")
+        calls, before = list(self.history), self.tracing_count
+        self.reset(f"applied {plan.code(self.scenario.name)}: a new tf.function object", plan.decorator)
+        result = self._run("fix", calls)
+        self.state.fixed = FixApplied(plan, len(calls), before, self.tracing_count, result.error)
+        self.state.note = f"applied {plan.code(self.scenario.name)}: a new tf.function object"
+        return self.state.fixed
 
     @property
     def tracing_count(self) -> int:
@@ -127,19 +173,20 @@ class LabSession:
         return int(self.function.experimental_get_tracing_count())
 
     def code(self) -> str:
-        return self.scenario.code(self.built, self.settings)
+        return self.scenario.code(self.built, self.settings, self.fix)
 
     # ----------------------------------------------------------------------- actions
     def call_once(self) -> ActionResult:
-        return self._run("call", [self.settings.batch])
+        return self._run("call", [(self.settings, self.settings.batch)])
 
     def run_loop(self) -> ActionResult:
-        return self._run("loop", self.settings.loop_batches())
+        return self._run("loop", [(self.settings, b) for b in self.settings.loop_batches()])
 
-    def _run(self, kind: str, batches: list[int]) -> ActionResult:
+    def _run(self, kind: str, calls: list[tuple[LabSettings, int]]) -> ActionResult:
         fn = self.function
+        self.history = (self.history + calls)[-MAX_HISTORY:]
         # Build the tensors before watching: only the calls belong in the report.
-        inputs = [self.scenario.arguments(self.settings, b) for b in batches]
+        inputs = [self.scenario.arguments(settings, b) for settings, b in calls]
         error: str | None = None
         with watch() as recorder:
             for x, flag in inputs:

@@ -32,7 +32,8 @@ def data(n: int = 100) -> tuple[np.ndarray, np.ndarray]:
 
 def dropout_model(name: str | None = None) -> Any:
     model = keras.Sequential(
-        [keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dropout(0.2), keras.layers.Dense(1)], name=name
+        [keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dropout(0.2), keras.layers.Dense(1)],
+        name=name,
     )
     model.compile("adam", "mse")
     return model
@@ -82,7 +83,9 @@ def test_fit_evaluate_predict_rows_are_named_and_counted_as_tensorflow_counts() 
         assert shown[name].traces == fn.experimental_get_tracing_count(), name
     # the loop runs once per batch: 3 train batches (80 rows) x 2 epochs; 1 validation batch x 2
     # plus 4 evaluate batches
-    assert shown["fit · train loop"].calls == 6 and shown["fit · validation / evaluate · test loop"].calls == 6
+    assert (
+        shown["fit · train loop"].calls == 6 and shown["fit · validation / evaluate · test loop"].calls == 6
+    )
     assert shown["predict step"].retraces == 1 == report.retraces
     hidden = [f for f in report.functions if f not in report.shown_functions]
     assert hidden and all(f.framework and f.qualname.startswith("ArrayDataAdapter") for f in hidden)

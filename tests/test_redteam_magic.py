@@ -110,3 +110,70 @@ def test_output_paths_are_checked_before_the_cell_runs(
     assert "cell was not run" in message, message
     assert not marker.exists(), "the cell ran (its side effects happened) before the error"
     assert "tracewatch ·" not in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ 9. --compare-eager fails
+
+
+EAGER_ONLY_FAILURE = "if tf.config.functions_run_eagerly():\n    raise KeyError('eager only')\n"
+
+
+@pytest.mark.parametrize("mode", ["eager", "graph"])
+def test_a_failing_re_run_keeps_the_report_and_the_cells_outcome(shell: Any, capsys: Any, mode: str) -> None:
+    """The eager re-run raises (or a graph re-run: the cell is not re-runnable); the watched
+    run succeeded, so the cell succeeds with its value, and the report says what failed."""
+    shell.user_ns["_runs"] = 0
+    fails = (
+        EAGER_ONLY_FAILURE
+        if mode == "eager"
+        else "_runs += 1\nif _runs > 2:\n    raise KeyError('third run')\n"
+    )
+    capsys.readouterr()
+    result = run(shell, f"%%tracewatch --compare-eager -v rep\nrt(tf.ones([3]))\n{fails}6 * 7\n")
+    out = capsys.readouterr().out
+    assert result.success, result.error_in_exec
+    assert result.result == 42
+    assert not shell.ev("tf.config.functions_run_eagerly()")
+    report = shell.user_ns["rep"]
+    data = report.compare_eager
+    assert data["rerun_failed"] == mode
+    assert data["rerun_error"].startswith("KeyError: ")
+    text = str(report)
+    assert f"the {mode} re-run failed (KeyError: " in text, text
+    assert f"the {mode} re-run failed (KeyError: " in report._repr_html_()
+    assert "tracewatch ·" in out  # the report was shown
+    assert type(report).from_json(report.to_json()).compare_eager == data
+
+
+# ------------------------------------------------------------------ 12. %reload_ext
+
+
+def test_reload_ext_keeps_monitoring_on_and_says_so(shell: Any, capsys: Any) -> None:
+    run(shell, "%tracewatch on")
+    try:
+        capsys.readouterr()
+        run(shell, "%reload_ext tfgraph_lab")
+        said = capsys.readouterr().out
+        assert "monitoring is on again" in said, said
+        run(shell, "%tracewatch status")
+        assert "monitoring is on" in capsys.readouterr().out
+        run(shell, "rt(tf.ones([7, 7, 7]))\nrt(tf.ones([7, 7, 6]));")  # a retrace: a notice
+        assert "retrace" in capsys.readouterr().out
+    finally:
+        run(shell, "%tracewatch off")
+    assert not is_patched()
+
+
+def test_unload_ext_says_monitoring_stopped(shell: Any, capsys: Any) -> None:
+    run(shell, "%tracewatch on")
+    capsys.readouterr()
+    run(shell, "%unload_ext tfgraph_lab")
+    try:
+        assert "monitoring is off" in capsys.readouterr().out
+        run(shell, "rt(tf.ones([8, 8, 8]))\nrt(tf.ones([8, 8, 6]));")
+        assert "retrace" not in capsys.readouterr().out
+    finally:
+        run(shell, "%load_ext tfgraph_lab")  # a later cell: monitoring stays off
+    assert "monitoring" not in capsys.readouterr().out
+    run(shell, "%tracewatch status")
+    assert "monitoring is off" in capsys.readouterr().out

@@ -155,7 +155,9 @@ def test_a_keras_custom_loop(shell: Any, trials: list[FixTrial]) -> None:
 def test_a_function_from_an_earlier_cell_is_rebound_for_the_rerun_only(
     shell: Any, trials: list[FixTrial]
 ) -> None:
-    shell.run_cell("@tf.function\ndef norm(x):\n    return x / tf.reduce_max(x)\nnorm_id = id(norm)\nruns = []\n")
+    shell.run_cell(
+        "@tf.function\ndef norm(x):\n    return x / tf.reduce_max(x)\nnorm_id = id(norm)\nruns = []\n"
+    )
     cell = "runs.append(len(runs))\nlast = runs[-1]\n[norm(tf.ones([n, 2]) * n) for n in (3, 4, 5)]\n"
     trial = try_cell(shell, trials, cell)
     assert trial.verdict == "works" and trial.outputs == "equal", str(trial)
@@ -206,7 +208,9 @@ def test_a_fix_that_raises_is_reported_with_tensorflows_error(shell: Any, trials
     assert "FAILS" in str(trial) and trial.error in str(trial)
     assert shell.ev("marker") == "first run" and shell.ev("total.input_signature") is None
     with pytest.raises(Exception, match="NoneType"):
-        shell.run_cell(cell.replace("@tf.function\n", f"@tf.function({trial.plan.decorator})\n")).raise_error()  # type: ignore[union-attr]
+        shell.run_cell(
+            cell.replace("@tf.function\n", f"@tf.function({trial.plan.decorator})\n")
+        ).raise_error()  # type: ignore[union-attr]
 
 
 def test_a_fix_that_changes_the_outputs_says_so(shell: Any, trials: list[FixTrial]) -> None:
@@ -229,12 +233,17 @@ def test_a_fix_that_saves_no_trace_says_so(shell: Any, trials: list[FixTrial]) -
 
 def test_a_call_site_fix_is_shown_not_applied(shell: Any, trials: list[FixTrial]) -> None:
     shell.run_cell("@tf.function\ndef times(x, k):\n    return x * k\ncell_runs = []\n")
-    trial = try_cell(shell, trials, "cell_runs.append(1)\n[times(tf.ones([2]), k) for k in (1.0, 2.0, 3.0)]\n")
+    trial = try_cell(
+        shell, trials, "cell_runs.append(1)\n[times(tf.ones([2]), k) for k in (1.0, 2.0, 3.0)]\n"
+    )
     assert trial.verdict == "not-applied" and trial.plan is not None
     assert trial.plan.call == (("k", "tf.constant(k)"),)
     assert shell.ev("len(cell_runs)") == 1, "a call-site fix must not re-run the cell"
     text = str(trial)
-    assert "pass `k` as `tf.constant(k)`" in text and "promises 1 graph for the calls measured, instead of 3" in text
+    assert (
+        "pass `k` as `tf.constant(k)`" in text
+        and "promises 1 graph for the calls measured, instead of 3" in text
+    )
 
 
 def test_jit_compile_false_for_xla_recompiles(shell: Any, trials: list[FixTrial]) -> None:

@@ -24,6 +24,7 @@ from IPython.display import display
 
 from .budget import TraceBudget
 from .errors import TensorFlowMissingError, TfgraphLabError, UsageProblem
+from .failures import error_text
 from .output import check_writable, write_chrome_trace, write_json
 
 __all__ = ["TraceWatchMagics", "load", "unload"]
@@ -272,24 +273,33 @@ class TraceWatchMagics(Magics):
             "--compare-eager: running the cell again, eagerly (run_functions_eagerly(True)) and "
             "as graphs in turn, to time both (their printed output is hidden)…"
         )
-        graph_runs, eager_runs = [graph_seconds], []
+        graph_runs: list[float] = [graph_seconds]
+        eager_runs: list[float] = []
+        failed: dict[str, str] = {}
         started = time.perf_counter()
         before = tf.config.functions_run_eagerly()
+        mode = "eager"
         try:
             while True:
+                mode = "eager"
                 tf.config.run_functions_eagerly(True)
                 eager_runs.append(self._timed(compiled))
                 tf.config.run_functions_eagerly(before)
                 if len(eager_runs) >= 3 or time.perf_counter() - started > _COMPARE_BUDGET:
                     break
+                mode = "graph"
                 graph_runs.append(self._timed(compiled))
+        except Exception as exc:  # the watched run's outcome stands; the report says why
+            failed = {"rerun_failed": mode, "rerun_error": error_text(exc)}
+            print(f"--compare-eager: the {mode} re-run failed ({failed['rerun_error']}); timings stop there.")
         finally:
             tf.config.run_functions_eagerly(before)
         return {
             "graph_seconds": graph_seconds,
-            "eager_seconds": statistics.median(eager_runs),
+            **({"eager_seconds": statistics.median(eager_runs)} if eager_runs else {}),
             "graph_runs": graph_runs,
             "eager_runs": eager_runs,
+            **failed,
         }
 
     def _timed(self, compiled: _Cell) -> float:
@@ -368,12 +378,15 @@ def _start_live(recorder: Any) -> Any:
 
 def load(ipython: Any) -> None:
     ipython.register_magics(TraceWatchMagics)
+    from .monitor import resume_after_reload
+
+    resume_after_reload(ipython)
 
 
 def unload(ipython: Any) -> None:
-    from .monitor import shell_monitor
+    from .monitor import stop_for_unload
 
-    shell_monitor(ipython).stop()
+    stop_for_unload(ipython)
     magics = ipython.magics_manager.magics
     for kind in ("line", "cell"):
         magics[kind].pop("tracewatch", None)

@@ -45,7 +45,7 @@ def _is_tf_function(value: Any) -> bool:
 
 
 def _part(fn: Any, kind: str) -> str:
-    """"step", "loop" or "step (XLA)" from the name of the Python function Keras wrapped."""
+    """ "step", "loop" or "step (XLA)" from the name of the Python function Keras wrapped."""
     name = getattr(getattr(fn, "python_function", None), "__name__", "")
     if name.startswith("multi_step_on_"):
         return "loop"

@@ -15,7 +15,7 @@ from typing import Any
 from .recorder import TraceRecorder
 from .render.notice import RetraceNotice
 
-__all__ = ["Monitor", "monitor", "shell_monitor"]
+__all__ = ["Monitor", "monitor", "resume_after_reload", "shell_monitor", "stop_for_unload"]
 
 
 class Monitor:
@@ -100,6 +100,28 @@ def shell_monitor(shell: Any) -> Monitor:
     if found is None or found.shell is not shell:
         found = _SHELL_MONITORS[id(shell)] = Monitor(shell)
     return found
+
+
+# Shells whose monitoring the extension's unload stopped, with the cell it happened in: a load
+# in that same cell (%reload_ext unloads, then loads) turns it back on.
+_STOPPED_BY_UNLOAD: dict[int, int] = {}
+
+
+def stop_for_unload(shell: Any) -> None:
+    """``%unload_ext``: stop the shell's monitoring, and say so."""
+    found = shell_monitor(shell)
+    if found.on:
+        found.stop()
+        _STOPPED_BY_UNLOAD[id(shell)] = shell.execution_count
+        print("tracewatch monitoring is off: the extension was unloaded.")
+
+
+def resume_after_reload(shell: Any) -> None:
+    """``%load_ext`` in the cell that unloaded (``%reload_ext``): monitoring goes on."""
+    stopped_in = _STOPPED_BY_UNLOAD.pop(id(shell), None)
+    if stopped_in is not None and stopped_in == shell.execution_count:
+        shell_monitor(shell).start()
+        print("tracewatch monitoring is on again (kept across the extension's reload).")
 
 
 def monitor() -> Monitor:

@@ -41,6 +41,15 @@ def compare_verdict(data: Mapping[str, Any], trace_seconds: float, traces: int) 
     """The graph-vs-eager sentence for a report with ``traces`` traces taking ``trace_seconds``."""
     graph = _runs(data, "graph_runs", "graph_seconds")
     eager = _runs(data, "eager_runs", "eager_seconds")
+    failed = data.get("rerun_failed")
+    if failed:  # a re-run raised: the cell's outcome is its watched run's; say what is missing
+        note = (
+            f"the {failed} re-run failed ({data.get('rerun_error') or 'an error'}); the cell's "
+            "outcome is its watched run's"
+        )
+        if not graph or not eager:
+            return f"no comparison: {note}"
+        return f"{compare_verdict({**data, 'rerun_failed': None}, trace_seconds, traces)}; {note}"
     if not graph or not eager:
         return "no comparison"
     g, e = statistics.median(graph), statistics.median(eager)

@@ -68,7 +68,7 @@ def render_html(report: TraceReport) -> str:
             "<h4>Graph vs eager (the same cell, run twice)</h4>"
             "<table class='tfgl-compare'><tr><th>tf.function (graph)</th><th>eager</th><th></th></tr>"
             f"<tr><td class='tfgl-num'>{fmt_seconds(graph_s)}</td>"
-            f"<td class='tfgl-num'>{fmt_seconds(eager_s)}</td>"
+            f"<td class='tfgl-num'>{fmt_seconds(eager_s) if eager_s else '—'}</td>"
             f"<td>{escape(report_verdict(report))}"
             "</td></tr></table>"
         )

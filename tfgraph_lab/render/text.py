@@ -156,10 +156,10 @@ def render_text(report: TraceReport) -> str:
         lines.append("")
         graph_s = report.compare_eager.get("graph_seconds", 0.0)
         eager_s = report.compare_eager.get("eager_seconds", 0.0)
+        eager = f"{fmt_seconds(eager_s)} eagerly" if eager_s else "no eager timing"
         lines.append(
             f"graph vs eager: the cell took {fmt_seconds(graph_s)} with tf.function and "
-            f"{fmt_seconds(eager_s)} eagerly: "
-            f"{report_verdict(report)}"
+            f"{eager}: {report_verdict(report)}"
         )
     return "\n".join(lines)
 

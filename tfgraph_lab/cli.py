@@ -1,6 +1,7 @@
 """``tfgraph-lab`` (also ``python -m tfgraph_lab``): run a script under the recorder, run the demo,
-render a saved JSON report, or print workshop launch links. Thin argparse glue over
-:mod:`tfgraph_lab.recorder` and :mod:`tfgraph_lab.workshop`.
+render a saved JSON report, print workshop launch links, or check a JupyterHub for a workshop.
+Thin argparse glue over :mod:`tfgraph_lab.recorder`, :mod:`tfgraph_lab.workshop` and
+:mod:`tfgraph_lab.hubcheck`.
 
 Exit status of ``run``: the script's own status; 3 when the script succeeded but a
 ``--max-traces`` or ``--max-xla-compiles`` budget was broken; 2 for bad command-line input.
@@ -21,6 +22,7 @@ from urllib.parse import urlsplit
 from . import __version__
 from .budget import TraceBudget
 from .errors import TensorFlowMissingError, TfgraphLabError, UsageProblem, budget_message
+from .hubcheck.command import add_workshop_parser
 from .workshop import BINDER_BASE, MOVING_REFS, format_links, list_lessons, workshop_links
 
 __all__ = ["EXIT_BUDGET", "add_workshop_links_parser", "build_parser", "main"]
@@ -94,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--trace", metavar="OUT", help="write the timeline (Chrome Trace Event Format)")
 
     add_workshop_links_parser(sub)
+    add_workshop_parser(sub)
     return parser
 
 

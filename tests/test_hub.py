@@ -1,0 +1,340 @@
+"""``tfgraph-lab workshop check`` and the hub client behind it.
+
+The pure parts (kernel messages to notebook outputs, the saved-notebook comparison, token scopes,
+sizing and verdict) are table tests. The slow tests start a real JupyterHub on loopback
+(``jupyterhub`` from PyPI, ``configurable-http-proxy`` installed from npm by ``.ci/run``,
+SimpleLocalProcessSpawner, DummyAuthenticator), run the command against it with 2 learners, and
+check that every process the hub started is gone afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests._cli import run_cli
+from tfgraph_lab.errors import UsageProblem
+from tfgraph_lab.hubcheck import kernel, learner, load, table
+from tfgraph_lab.hubcheck.learner import LearnerResult, NotebookResult
+from tfgraph_lab.hubcheck.load import CheckResult
+from tfgraph_lab.hubcheck.rest import check_hub_url
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cell_outputs(messages: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    cell: dict[str, Any] = {}
+    state = kernel._Cell(cell)
+    for msg_type, content in messages:
+        state.iopub(msg_type, content)
+    return state.outputs
+
+
+def test_iopub_messages_become_notebook_outputs() -> None:
+    outputs = _cell_outputs(
+        [
+            ("stream", {"name": "stdout", "text": "a"}),
+            ("stream", {"name": "stdout", "text": "b\n"}),
+            ("stream", {"name": "stderr", "text": "warn"}),
+            ("display_data", {"data": {"text/plain": "1"}, "metadata": {}, "transient": {"display_id": "d"}}),
+            (
+                "update_display_data",
+                {"data": {"text/plain": "2"}, "metadata": {}, "transient": {"display_id": "d"}},
+            ),
+            ("execute_result", {"data": {"text/plain": "3"}, "metadata": {}, "execution_count": 4}),
+            ("error", {"ename": "E", "evalue": "v", "traceback": ["t"]}),
+        ]
+    )
+    assert [o["output_type"] for o in outputs] == [
+        "stream",
+        "stream",
+        "display_data",
+        "execute_result",
+        "error",
+    ]
+    assert outputs[0]["text"] == "ab\n"
+    assert outputs[2]["data"] == {"text/plain": "2"}  # updated in place by its display id
+    assert outputs[3]["execution_count"] == 4
+
+
+@pytest.mark.parametrize(
+    ("messages", "left"),
+    [
+        ([("stream", {"name": "stdout", "text": "x"}), ("clear_output", {"wait": False})], []),
+        (
+            [
+                ("stream", {"name": "stdout", "text": "x"}),
+                ("clear_output", {"wait": True}),
+                ("stream", {"name": "stdout", "text": "y"}),
+            ],
+            ["y"],
+        ),
+        ([("stream", {"name": "stdout", "text": "x"}), ("clear_output", {"wait": True})], ["x"]),
+    ],
+)
+def test_clear_output_waits_for_the_next_output_when_asked(messages: list[Any], left: list[str]) -> None:
+    assert [o["text"] for o in _cell_outputs(messages)] == left
+
+
+def test_binary_websocket_frames_are_decoded() -> None:
+    msg = json.dumps({"header": {"msg_type": "comm_msg"}, "channel": "iopub"}).encode()
+    buffer = b"\x00\x01"
+    frame = struct.pack("!III", 2, 12, 12 + len(msg)) + msg + buffer
+    assert kernel._decode(frame)["header"]["msg_type"] == "comm_msg"
+    assert kernel._decode(json.dumps({"a": 1}))["a"] == 1
+
+
+def _nb(*outputs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"cells": [{"cell_type": "code", "source": "x", "outputs": out} for out in outputs]}
+
+
+def test_a_saved_notebook_is_compared_output_by_output() -> None:
+    sent = _nb([{"output_type": "stream", "name": "stdout", "text": "a\nb\n"}], [])
+    split = _nb([{"output_type": "stream", "name": "stdout", "text": ["a\n", "b\n"]}], [])
+    assert learner.lost_cells(sent, split) == 0  # the contents API may split multi-line strings
+    assert learner.lost_cells(sent, _nb([], [])) == 1
+    assert learner.lost_cells(sent, _nb([{"output_type": "stream", "name": "stdout", "text": "a\nb\n"}])) == 1
+
+
+def test_clean_notebooks_have_no_outputs() -> None:
+    nb = json.loads((ROOT / "lessons" / "labs_app.ipynb").read_text(encoding="utf-8"))
+    clean = learner._clean(nb)
+    code = [c for c in clean["cells"] if c["cell_type"] == "code"]
+    assert code and all(c["outputs"] == [] and c["execution_count"] is None for c in code)
+
+
+@pytest.mark.parametrize(
+    ("scopes", "missing"),
+    [
+        (["admin:users", "tokens", "admin:servers", "read:hub"], []),
+        (["admin:users", "tokens!user", "servers"], []),
+        (["read:users", "servers!user=alice"], ["admin:users", "tokens"]),
+        ([], ["admin:users", "tokens", "servers"]),
+    ],
+)
+def test_the_token_must_be_able_to_do_what_the_check_does(scopes: list[str], missing: list[str]) -> None:
+    assert load._missing_scopes(scopes) == missing
+
+
+@pytest.mark.parametrize("url", ["hub.example.org", "ftp://hub", "", "https://"])
+def test_a_hub_url_must_be_http(url: str) -> None:
+    with pytest.raises(UsageProblem):
+        check_hub_url(url)
+
+
+def _result(**nb: Any) -> CheckResult:
+    probe = {
+        "kernel": {"pid": 7, "VmHWM": 600_000_000, "cpu": 8.0},
+        "server": {"VmHWM": 150_000_000, "cpu": 5.0},
+        "cgroup": {"max": nb.pop("limit", "max")},
+    }
+    fields = {"cells": 10, "ok": 10, "saved": True, "probe": probe, **nb}
+    one = LearnerResult("tfgl-check-x-1", server_ready_s=20.0, first_report_s=50.0, done_s=80.0,
+                        notebooks=[NotebookResult("a.ipynb", **fields), NotebookResult("b.ipynb", **fields)])  # fmt: skip
+    return CheckResult("http://127.0.0.1:1", "6.1.1", ["a.ipynb", "b.ipynb"], learners=[one], removed_users=1)
+
+
+def test_sizing_and_verdict_from_the_probe() -> None:
+    result = _result()
+    stats = table.summary(result)
+    assert stats["peak_max"] == 150_000_000 + 2 * 600_000_000
+    size = table.z2jh_sizing(stats)
+    assert size["guarantee"] == 1.5e9  # 1.35 GB rounded up to a quarter GB
+    assert size["limit"] == 2.0e9  # one more 600 MB kernel
+    assert size["per_node"][16] == 10
+    ok, said = table.verdict(result)
+    assert ok and said[0].startswith("1 learner fits:")
+    text = table.format_result(result)
+    assert "VERDICT: 1 learner fits" in text and "1.35 GB" in text and "guarantee 1.5G, limit 2G" in text
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"failed": 1, "ok": 9}, "2 cells failed"),
+        ({"timed_out": 1, "ok": 9}, "2 cells timed out"),
+        ({"lost_cells": 1}, "2 notebooks or cells lost"),
+        ({"saved": False}, "2 notebooks or cells lost"),
+        ({"kernel_died": True}, "2 kernels died"),
+        ({"limit": "1400000000"}, "over 90% of its 1.40 GB limit"),
+    ],
+)
+def test_the_verdict_says_no_and_why(change: dict[str, Any], said: str) -> None:
+    ok, lines = table.verdict(_result(**change))
+    assert not ok
+    assert "do NOT fit" in lines[0] and said in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--hub", "hub.example.org", "--token", "t"], "is not a JupyterHub URL"),
+        (
+            ["--hub", "http://127.0.0.1:9", "--token", "t", "--notebook", "missing.ipynb"],
+            "not a readable notebook",
+        ),
+        (["--hub", "http://127.0.0.1:9", "--token", "t", "--learners", "0"], "give 1 or more"),
+        (["--hub", "http://127.0.0.1:9", "--token", "t"], "no JupyterHub API"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(args: list[str], message: str, tmp_path: Path) -> None:
+    env_token = os.environ.pop("JUPYTERHUB_API_TOKEN", None)
+    try:
+        proc = run_cli("workshop", "check", *args, cwd=ROOT)
+    finally:
+        if env_token is not None:
+            os.environ["JUPYTERHUB_API_TOKEN"] = env_token
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# A real JupyterHub on loopback
+
+
+def _hub_tools_or_skip() -> None:
+    from tfgraph_lab.hubcheck.localhub import PROXY_PREFIX, find_proxy
+
+    missing = []
+    try:
+        import jupyterhub  # noqa: F401
+        import psutil  # noqa: F401
+    except ImportError as exc:
+        missing.append(f"{exc.name} (pip install -e '.[test]')")
+    if find_proxy() is None:
+        missing.append(
+            f"configurable-http-proxy (npm install --prefix {PROXY_PREFIX} configurable-http-proxy)"
+        )
+    if missing:
+        message = "the local-hub tests need " + " and ".join(missing)
+        if os.environ.get("CI"):
+            pytest.fail(message + "; .ci/run installs them")
+        pytest.skip(message)
+
+
+def _strays(folder: str) -> list[str]:
+    """Processes started from the hub's folder (servers and kernels run with their home in it)."""
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["pid", "name", "cmdline", "cwd"]):
+        try:
+            if folder in " ".join(proc.info["cmdline"] or []) or (proc.info["cwd"] or "").startswith(folder):
+                found.append(f"{proc.pid} {proc.info['name']}")
+        except psutil.Error:
+            continue
+    return found
+
+
+@pytest.fixture(scope="module")
+def local_hub() -> Any:
+    _hub_tools_or_skip()
+    from tfgraph_lab.hubcheck.localhub import LocalHub
+
+    hub = LocalHub()
+    hub.start()
+    folder = str(hub.folder)
+    try:
+        yield hub
+    finally:
+        hub.stop()
+        left, strays = hub.still_running(), _strays(folder)
+        assert not left and not strays, f"processes left running: {left + strays}"
+
+
+def _check(hub: Any, tmp_path: Path, *args: str) -> tuple[Any, dict[str, Any]]:
+    import subprocess
+    import sys
+
+    out = tmp_path / "check.json"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
+    proc = subprocess.run(
+        [sys.executable, "-m", "tfgraph_lab", "workshop", "check", "--hub", hub.url, "--token", hub.token,
+         "--json", str(out), *args],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=420,
+    )  # fmt: skip
+    data = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+    return proc, data
+
+
+def _check_users(hub: Any) -> list[str]:
+    import requests
+
+    users = requests.get(
+        f"{hub.url}/hub/api/users", headers={"Authorization": f"token {hub.token}"}, timeout=30
+    )
+    return [u["name"] for u in users.json() if u["name"].startswith(load.USER_PREFIX)]
+
+
+@pytest.mark.slow
+def test_two_learners_run_lesson_00_and_the_labs_app_on_a_local_hub(local_hub: Any, tmp_path: Path) -> None:
+    proc, data = _check(
+        local_hub, tmp_path, "--learners", "2", "--start-timeout", "180", "--cell-timeout", "180"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr + local_hub.log[-3000:]
+    assert "VERDICT: 2 learners fit" in proc.stdout
+    code_cells = sum(
+        1
+        for name in ("00_start_here.ipynb", "labs_app.ipynb")
+        for cell in json.loads((ROOT / "lessons" / name).read_text(encoding="utf-8"))["cells"]
+        if cell["cell_type"] == "code"
+    )
+    assert len(data["learners"]) == 2 and data["fits"] is True
+    for row in data["learners"]:
+        assert row["ok"] == code_cells and row["failed"] == row["timed_out"] == row["lost"] == 0
+        assert row["source"] == "psutil"
+        assert row["server"] > 0 and all(k > 0 for k in row["kernels"]) and len(row["kernels"]) == 2
+        assert max(row["server"], *row["kernels"]) <= row["peak"] <= row["server"] + sum(row["kernels"])
+        assert row["report_s"] is not None and row["ready_s"] < row["report_s"] < row["done_s"]
+    # Every learner's notebooks were saved back to their server, outputs and report included.
+    saved = sorted(
+        Path(str(local_hub.folder), "home").glob(f"{load.USER_PREFIX}-*/{learner.CHECK_FOLDER}/*.ipynb")
+    )
+    assert len(saved) == 4
+    lesson = [json.loads(p.read_text(encoding="utf-8")) for p in saved if p.name == "00_start_here.ipynb"]
+    assert all(kernel.REPORT_MARK in json.dumps(nb["cells"]) for nb in lesson)
+    # The check removed the users and the servers it made.
+    assert _check_users(local_hub) == []
+    assert "cleanup: 2 users and their servers removed" in proc.stdout
+
+
+@pytest.mark.slow
+def test_a_failing_cell_and_a_hung_cell_make_the_verdict_no(local_hub: Any, tmp_path: Path) -> None:
+    def code(source: str, tags: list[str] | None = None) -> dict[str, Any]:
+        return {
+            "cell_type": "code",
+            "source": source,
+            "metadata": {"tags": tags or []},
+            "outputs": [],
+            "execution_count": None,
+        }
+
+    nb = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "cells": [
+            code("print('hello')"),
+            code("raise ValueError('on purpose')", ["raises-exception"]),
+            code("1 / 0"),
+            code("import time\ntime.sleep(120)"),
+            code("print('never')"),
+        ],
+    }
+    for k, cell in enumerate(nb["cells"]):
+        cell["id"] = f"c{k}"
+    path = tmp_path / "broken.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    proc, data = _check(
+        local_hub, tmp_path, "--learners", "1", "--notebook", str(path), "--cell-timeout", "8"
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (row,) = data["learners"]
+    assert (row["ok"], row["failed"], row["timed_out"]) == (2, 2, 1)  # 1/0 failed, the last not run
+    assert "do NOT fit" in proc.stdout and "1 cells timed out" in proc.stdout
+    assert _check_users(local_hub) == []

@@ -159,6 +159,7 @@ def capture_results(wanted: Callable[[Location], bool]) -> Iterator[ResultLog]:
     original = pf.Function.__dict__["__call__"]
 
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True  # the user's error shows their frames, not this wrapper
         result = original(self, *args, **kwargs)
         if tf.executing_eagerly():
             where = log.location(self)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
+from .blocks import table_html
 from .format import fmt_seconds, plural
 from .style import style_tag
 
@@ -121,25 +122,26 @@ def render_trial_text(t: FixTrial) -> str:
     return "\n".join(lines)
 
 
+# The verdict's box: green when the fix did what it promised, red when it did not.
+_BOX = {"works": "tfgl-ok", "not-applied": ""}
+
+
 def render_trial_html(t: FixTrial) -> str:
-    rows = "".join(
-        f"<tr><th scope='row'>{escape(label)}</th><td>{escape(before)}</td><td>{escape(after)}</td></tr>"
-        for label, before, after in trial_rows(t)
-    )
+    rows = [[escape(label), escape(before), escape(after)] for label, before, after in trial_rows(t)]
     parts = [
-        f"<div class='tfgl tfgl-trial tfgl-trial-{t.verdict}'>{style_tag()}",
+        f"<div class='tfgl tfgl-report tfgl-trial tfgl-trial-{t.verdict}'>{style_tag()}",
         f"<div><b>try-fix</b> <code>{escape(t.function)}</code>: <code>{escape(_fix_code(t))}</code></div>",
     ]
     runs = _runs_line(t)
     if runs:
         parts.append(f"<div class='tfgl-muted'>{escape(runs)}</div>")
-    parts.append(
-        "<table class='tfgl-trial-table'><thead><tr><th></th><th scope='col'>before</th>"
-        f"<th scope='col'>after</th></tr></thead><tbody>{rows}</tbody></table>"
-    )
+    parts.append(table_html(["", "before", "after"], rows, numeric=(1, 2)))
     if t.applied and t.after is not None:
         parts.append(f"<div><b>outputs:</b> {escape(_outputs_line(t))}</div>")
-    parts.append(f"<div class='tfgl-trial-verdict'><b>{escape(verdict_sentence(t))}</b></div>")
+    box = _BOX.get(t.verdict, "tfgl-error")
+    parts.append(
+        f"<div class='tfgl-reason-box {box} tfgl-trial-verdict'><b>{escape(verdict_sentence(t))}</b></div>"
+    )
     if t.plan is not None and t.plan.trade:
         parts.append(f"<div><b>trade-off:</b> {escape(t.plan.trade)}</div>")
     if t.note and t.verdict != "not-applied":

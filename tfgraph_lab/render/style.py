@@ -63,6 +63,7 @@ STYLESHEET = """
 .tfgl.tfgl tr.tfgl-hit td{background:rgba(33,139,255,.12)}
 .tfgl.tfgl tr.tfgl-new td{background:var(--tfgl-orange-tint)}
 .tfgl .tfgl-table{width:100%}
+.tfgl.tfgl-trial{max-width:680px}
 .tfgl .tfgl-table code{word-break:break-word}
 .tfgl td.tfgl-retraced{font-weight:600;box-shadow:inset 3px 0 0 var(--tfgl-orange)}
 .tfgl .tfgl-function{border-left:3px solid var(--tfgl-line);padding:2px 0 2px 10px;margin:10px 0}

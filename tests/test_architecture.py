@@ -86,7 +86,7 @@ def test_design_documents_are_cited_by_their_place_in_the_repository() -> None:
 
 
 def test_the_codes_that_are_not_retraces_are_spelled_once() -> None:
-    """explain.NOT_RETRACES is the one list; a copy elsewhere drifts when a code is added."""
+    """counts.NOT_RETRACES is the one list; a copy elsewhere drifts when a code is added."""
     import re
 
     spelled = re.compile(r"""["']first-trace["'],\s*["']variable-creation["']""")
@@ -95,7 +95,7 @@ def test_the_codes_that_are_not_retraces_are_spelled_once() -> None:
         for p in (ROOT / "tfgraph_lab").rglob("*.py")
         if spelled.search(p.read_text(encoding="utf-8"))
     ]
-    assert copies == ["tfgraph_lab/explain.py"], copies
+    assert copies == ["tfgraph_lab/counts.py"], copies
 
 
 MAX_MODULE_LINES = 400  # issue 11: one concept per module

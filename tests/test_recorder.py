@@ -280,7 +280,11 @@ def test_keras_fit_is_seen_as_framework() -> None:
     framework = [f for f in w.report.functions if f.framework]
     assert framework and sum(f.traces for f in framework) >= 1
     assert "hidden" in str(w.report)
-    assert w.report.with_options(show_framework=True).traces >= 1
+    assert w.report.totals("all").traces >= 1
+    shown = w.report.with_options(show_framework=True)
+    assert shown.traces == 0  # a rendering option: the numbers stay the user's
+    assert shown.shown_totals.traces == w.report.totals("all").traces
+    assert f"{shown.shown_totals.traces} traces" in shown.headline()
 
 
 def test_exception_and_keyboard_interrupt_leave_tf_clean() -> None:

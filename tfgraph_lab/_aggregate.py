@@ -8,17 +8,18 @@ stale-capture check reads a function's closure through :mod:`tfgraph_lab._tf_ada
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from . import _tf_adapter as tfa
 from ._calllog import CallRecord, FunctionState, GraphState, HitRun, LogEntry
 from ._xla import XlaOutcome, judge_by_time
+from .counts import CountRow, Selection, Totals, mean_cached_seconds, totals
 from .datatypes import CallRun, Event, FunctionSummary, GraphSummary, Reason
 from .suggest import suggest_fix
 
-__all__ = ["Aggregate", "aggregate", "stale_capture_hints"]
+__all__ = ["Aggregate", "Tally", "aggregate", "stale_capture_hints"]
 
 
 @dataclass(frozen=True)
@@ -29,20 +30,18 @@ class Aggregate:
 
 
 class _XlaTotals:
-    """XLA compilations of one function's graphs, and its own calls that compiled."""
+    """XLA compilations of one function's graphs."""
 
-    __slots__ = ("compiles", "cost_calls", "estimated", "seconds", "slow_calls", "slow_seconds")
+    __slots__ = ("compiles", "cost_calls", "estimated", "seconds")
 
     def __init__(self) -> None:
         self.compiles = 0
         self.estimated = 0
         self.seconds = 0.0
         self.cost_calls = 0.0  # the compilations' time in cached calls of their callers
-        self.slow_calls = 0  # own calls that compiled without tracing (not cached calls)
-        self.slow_seconds = 0.0
 
 
-# The counts a FunctionSummary takes as they are summed over the log (same names on _Acc).
+# The counts a FunctionSummary takes as they are summed over the log (same names on CountRow).
 _COUNTS = (
     "calls",
     "traces",
@@ -56,16 +55,14 @@ _COUNTS = (
 )
 
 
-class _Acc:
+class _Acc(CountRow):
     """Running totals for one Python function (all its tf.function objects)."""
 
-    __slots__ = (*_COUNTS, "graphs", "hits", "info", "objects", "objects_traced", "reasons", "xla")
+    __slots__ = ("graphs", "hits", "info", "objects", "objects_traced", "reasons", "xla")
 
     def __init__(self, info: tfa.FunctionInfo) -> None:
+        super().__init__(info.qualname, not _users(info), info.wraps)
         self.info = info
-        self.calls = self.traces = self.failed_traces = self.traced_calls = 0
-        self.retraces = self.eager_calls = self.wasted_retraces = 0
-        self.trace_seconds = self.call_seconds = 0.0
         self.objects: dict[int, FunctionState] = {}
         self.objects_traced: set[int] = set()
         self.graphs: list[GraphState] = []
@@ -75,6 +72,83 @@ class _Acc:
 
     def add_hits(self, graph_index: int, hits: int) -> None:
         self.hits[graph_index] = self.hits.get(graph_index, 0) + hits
+
+
+def _count_hits(row: CountRow, calls: int, seconds: float) -> None:
+    """Cache hits of one function: calls and their time."""
+    row.calls += calls
+    row.call_seconds += seconds
+
+
+def _count_record(row: CountRow, record: CallRecord) -> int:
+    """A slow-path record's counts (the one rule for the report and the live counters);
+    returns how many of its graphs are retraces (decided when they were recorded)."""
+    is_call = record.via == "call"
+    if is_call:
+        row.calls += 1
+        row.call_seconds += record.seconds
+    retraces = 0
+    if record.traces:
+        row.traces += len(record.traces)
+        row.trace_seconds += record.seconds
+        row.traced_calls += is_call
+        retraces = sum(1 for g in record.traces if g.retrace)
+        row.retraces += retraces
+        row.wasted_retraces += sum(1 for g in record.traces if g.wasted_of is not None)
+    if record.failed_trace:
+        row.failed_traces += 1
+        if not record.traces:
+            row.trace_seconds += record.seconds
+            row.traced_calls += is_call
+    if record.eager:
+        row.eager_calls += 1
+    return retraces
+
+
+def _users(info: tfa.FunctionInfo) -> bool:
+    """Whether a function is the user's: not TF's or Keras's own, or one a front end named
+    (Keras's train step in a TraceCallback: ``TraceRecorder.name_function``)."""
+    return not info.framework or bool(info.origin)
+
+
+class Tally:
+    """Counts per function object of a watch in progress, fed its log entries as they come
+    (what ``TraceRecorder.live_counters`` reads): the same rules as :func:`aggregate`, and
+    totals by the same :func:`tfgraph_lab.counts.totals`, so the live numbers are the report's.
+    Names and flags are read when totalled: a function named after its first calls counts
+    where the report counts it."""
+
+    __slots__ = ("last_retrace", "rows")
+
+    def __init__(self) -> None:
+        self.rows: dict[int, tuple[FunctionState, CountRow]] = {}  # id(state) ->
+        # per selection: (qualname, reasons) of the latest call that retraced
+        self.last_retrace: dict[Selection, tuple[str, tuple[Reason, ...]]] = {}
+
+    def _row(self, state: FunctionState) -> CountRow:
+        slot = self.rows.get(id(state))
+        if slot is None:
+            slot = self.rows[id(state)] = (state, CountRow("", False, ""))
+        return slot[1]
+
+    def add(self, entries: Iterable[LogEntry]) -> None:
+        for entry in entries:
+            if type(entry) is tuple:
+                _count_hits(self._row(entry[0]), 1, entry[1])
+            elif type(entry) is HitRun:
+                for state, calls, seconds in entry.states.values():
+                    _count_hits(self._row(state), calls, seconds)
+            elif _count_record(self._row(entry.state), entry) and not entry.state.info.wraps:
+                last = (entry.state.info.qualname, entry.reasons)
+                self.last_retrace[Selection.ALL] = last
+                if _users(entry.state.info):
+                    self.last_retrace[Selection.USER] = last
+
+    def totals(self, selection: Selection) -> Totals:
+        for state, row in self.rows.values():
+            info = state.info
+            row.qualname, row.framework, row.wraps = info.qualname, not _users(info), info.wraps
+        return totals([row for _, row in self.rows.values()], selection)
 
 
 def _event(
@@ -152,8 +226,8 @@ def aggregate(
             return None
         compiled.append((acc, outcome, seconds, traced))
         if not traced:
-            acc.xla.slow_calls += 1
-            acc.xla.slow_seconds += seconds
+            acc.xla_slow_calls += 1
+            acc.xla_slow_seconds += seconds
         return outcome
 
     gi: int | None
@@ -161,9 +235,7 @@ def aggregate(
     for i, entry in enumerate(entries):
         if type(entry) is HitRun:
             for state, calls, seconds in entry.states.values():
-                acc = acc_for(state)
-                acc.calls += calls
-                acc.call_seconds += seconds
+                _count_hits(acc_for(state), calls, seconds)
             for graph, hits in entry.graphs.values():
                 acc = acc_for(graph.state)
                 run_gi = index_of(acc, graph)
@@ -179,8 +251,7 @@ def aggregate(
         if type(entry) is tuple:
             state, seconds, graph, start, stack = entry
             acc = acc_for(state)
-            acc.calls += 1
-            acc.call_seconds += seconds
+            _count_hits(acc, 1, seconds)
             gi = None
             if graph is not None:
                 gi = index_of(acc, graph)
@@ -197,25 +268,11 @@ def aggregate(
         state = entry.state
         acc = acc_for(state)
         is_call = entry.via == "call"
-        if is_call:
-            acc.calls += 1
-            acc.call_seconds += entry.seconds
         new_graphs = [index_of(acc, g) for g in entry.traces]
+        retraces = _count_record(acc, entry)
         if entry.traces:
-            acc.traces += len(entry.traces)
-            acc.trace_seconds += entry.seconds
-            acc.traced_calls += int(is_call)
             acc.objects_traced.add(id(state))
-            acc.retraces += sum(1 for g in entry.traces if g.retrace)
-            acc.wasted_retraces += sum(1 for g in entry.traces if g.wasted_of is not None)
             acc.reasons.extend(entry.reasons)
-        if entry.failed_trace:
-            acc.failed_traces += 1
-            if not entry.traces:
-                acc.trace_seconds += entry.seconds
-                acc.traced_calls += int(is_call)
-        if entry.eager:
-            acc.eager_calls += 1
         gi = None
         if entry.graph is not None:
             gi = index_of(acc, entry.graph)
@@ -233,6 +290,7 @@ def aggregate(
                 gi,
                 traced=bool(entry.traces),
                 traces=len(entry.traces),
+                retraces=retraces,
                 eager=entry.eager,
                 failed_trace=entry.failed_trace,
                 wasted=any(g.wasted_of is not None for g in entry.traces),
@@ -248,7 +306,7 @@ def aggregate(
         n += 1
 
     for caller, outcome, seconds, traced in compiled:
-        mean = _mean_cached(caller)
+        mean = mean_cached_seconds([caller])
         for target in outcome.targets:
             x = acc_for(target).xla
             x.compiles += 1
@@ -277,7 +335,7 @@ def aggregate(
             qualname=info.qualname,
             filename=info.filename,
             firstlineno=info.firstlineno,
-            framework=info.framework and not info.origin,  # a named one (Keras's step) is the user's
+            framework=not _users(info),
             graphs=graphs,
             function_objects=len(acc.objects),
             objects_traced=len(acc.objects_traced),
@@ -288,8 +346,8 @@ def aggregate(
             xla_estimated=acc.xla.estimated,
             xla_seconds=acc.xla.seconds,
             xla_cost_calls=acc.xla.cost_calls if acc.xla.compiles and acc.xla.cost_calls else None,
-            xla_slow_calls=acc.xla.slow_calls,
-            xla_slow_seconds=acc.xla.slow_seconds,
+            xla_slow_calls=acc.xla_slow_calls,
+            xla_slow_seconds=acc.xla_slow_seconds,
             wraps=info.wraps,
             hints=tuple((hints or {}).get((info.qualname, info.filename), ())),
             **{name: getattr(acc, name) for name in _COUNTS},
@@ -337,11 +395,3 @@ def _xla_fields(xla: XlaOutcome | None) -> dict[str, Any]:
     if xla is None:
         return {}
     return {"xla_compiled": True, "xla_estimated": xla.maybe, "xla_reasons": xla.reasons}
-
-
-def _mean_cached(acc: _Acc) -> float | None:
-    """Mean time of the calls of ``acc`` that neither traced nor compiled (None: none)."""
-    hits = acc.calls - acc.traced_calls - acc.xla.slow_calls
-    if hits <= 0:
-        return None
-    return max(0.0, acc.call_seconds - acc.trace_seconds - acc.xla.slow_seconds) / hits

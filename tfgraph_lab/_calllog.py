@@ -23,9 +23,10 @@ strong reference to a user argument, a ``Function`` or a concrete function.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .counts import Selection
 from .datatypes import Reason
 from .signatures import Signature
 
@@ -158,8 +159,10 @@ class CallRecord:
 
 @dataclass
 class LiveCounters:
-    """Cheap running totals of a watch in progress, for live displays (no report rebuild).
+    """Running totals of a watch in progress, for live displays and budgets between batches.
 
+    ``calls``/``traces``/``retraces``/``trace_seconds`` are the report's numbers for
+    ``selection`` at this moment (both come from :func:`tfgraph_lab.counts.totals`).
     ``recent`` holds ``(seconds, traced)`` of the latest calls, oldest first.
     """
 
@@ -167,20 +170,9 @@ class LiveCounters:
     traces: int = 0
     retraces: int = 0
     trace_seconds: float = 0.0
-    records: int = 0  # entries that were not plain cache hits
-    non_calls: int = 0  # traces made without a call (get_concrete_function, tf.data, …)
     last_retrace: tuple[str, tuple[Reason, ...]] | None = None
     recent: list[tuple[float, bool]] = field(default_factory=list)
-
-    def minus(self, start: LiveCounters) -> LiveCounters:
-        return LiveCounters(
-            traces=self.traces - start.traces,
-            retraces=self.retraces - start.retraces,
-            trace_seconds=self.trace_seconds - start.trace_seconds,
-            records=self.records - start.records,
-            non_calls=self.non_calls - start.non_calls,
-            last_retrace=self.last_retrace,
-        )
+    selection: Selection = Selection.USER
 
 
 # A log entry is a hot-path hit ``(state, seconds, graph_or_None, start, stack)``, a CallRecord
@@ -247,7 +239,8 @@ class CallLog:
         self.removed = 0
         self.summarised_upto = 0
         self.summarise_at = KEEP_FIRST + WINDOW
-        self._lock = threading.Lock()
+        self.summaries = 0  # times summarise_hits rewrote the list (readers count afresh)
+        self.lock = threading.Lock()
 
     def position(self) -> int:
         """The logical position of the next entry."""
@@ -261,7 +254,7 @@ class CallLog:
         """
         if len(self.entries) < self.summarise_at:
             return
-        with self._lock:
+        with self.lock:
             entries = self.entries
             floor = max(newest_start + KEEP_FIRST, self.summarised_upto)
             end = len(entries)
@@ -283,6 +276,7 @@ class CallLog:
             entries[floor:end] = out  # one list operation: appends from other threads survive
             self.removed += (end - floor) - len(out)
             self.summarised_upto = floor + len(out)
+            self.summaries += 1
             self.summarise_at = len(entries) + WINDOW
 
 
@@ -293,32 +287,46 @@ class WatchLog:
     touches the recorder). Valid while attached; afterwards the recorder keeps copies.
     """
 
-    __slots__ = (
-        "_warnings",
-        "calllog",
-        "counters_start",
-        "handles",
-        "live",
-        "start",
-        "start_pos",
-        "warnings_start",
-    )
+    __slots__ = ("_read", "_summaries", "_warnings", "calllog", "handles", "start", "warnings_start")
 
-    def __init__(
-        self, calllog: CallLog, warnings: list[str], counters: LiveCounters, handles: TFHandles
-    ) -> None:
+    def __init__(self, calllog: CallLog, warnings: list[str], handles: TFHandles) -> None:
         self.handles = handles
         self.calllog = calllog
-        self.live = counters
         self._warnings = warnings
         self.start = len(calllog.entries)  # a list index: summarising only happens after it
-        self.start_pos = calllog.position()
-        self.counters_start = replace(counters)
         self.warnings_start = len(warnings)
+        self._read = self.start  # list index up to which read_new() handed entries out
+        self._summaries = calllog.summaries
 
     def entries(self) -> list[LogEntry]:
         """This watch's entries so far (a copy of the slice)."""
         return self.calllog.entries[self.start :]
+
+    def read_new(self) -> tuple[bool, list[LogEntry]]:
+        """``(again, entries)``: the entries since the last call. ``again`` is True when
+        summarising rewrote the log since: ``entries`` are then all of the watch's entries
+        (count afresh). Summarising is rare (once per ``WINDOW`` entries), so a reader that
+        calls this often pays O(new entries)."""
+        calllog = self.calllog
+        with calllog.lock:  # summarising holds it: the list cannot move under the slice
+            again = calllog.summaries != self._summaries
+            if again:
+                self._summaries = calllog.summaries
+                self._read = self.start
+            end = len(calllog.entries)
+            new = calllog.entries[self._read : end]
+            self._read = end
+        return again, new
+
+    def recent(self, n: int) -> list[tuple[float, bool]]:
+        """``(seconds, traced)`` of the watch's latest ``n`` calls, oldest first."""
+        entries = self.calllog.entries
+        tail = entries[max(self.start, len(entries) - n) :] if n else []
+        return [
+            (entry[1], False) if type(entry) is tuple else (entry.seconds, bool(entry.traces))
+            for entry in tail
+            if type(entry) is tuple or getattr(entry, "via", "") == "call"
+        ]
 
     def position(self) -> int:
         """The logical position in the shared log just past the latest entry."""
@@ -326,16 +334,3 @@ class WatchLog:
 
     def warnings(self) -> list[str]:
         return self._warnings[self.warnings_start :]
-
-    def counters(self, recent: int) -> LiveCounters:
-        """Running totals since the watch began, with ``(seconds, traced)`` of the last calls."""
-        counters = self.live.minus(self.counters_start)
-        counters.calls = self.calllog.position() - self.start_pos - counters.non_calls
-        entries = self.calllog.entries
-        tail = entries[max(self.start, len(entries) - recent) :]
-        counters.recent = [
-            (entry[1], False) if type(entry) is tuple else (entry.seconds, bool(entry.traces))
-            for entry in tail
-            if type(entry) is tuple or getattr(entry, "via", "") == "call"
-        ]
-        return counters

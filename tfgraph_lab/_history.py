@@ -16,8 +16,9 @@ from dataclasses import replace
 
 from . import _tf_adapter as tfa
 from ._calllog import FunctionState, GraphState
+from .counts import is_retrace
 from .datatypes import Reason
-from .explain import NOT_RETRACES, explain_trace, mark_wasted
+from .explain import explain_trace, mark_wasted
 from .signatures import Signature
 
 __all__ = ["HISTORY", "History", "explain_new_graph"]
@@ -68,7 +69,7 @@ def explain_new_graph(
         kind=state.info.kind,
     )
     HISTORY.last_graphs[code_key] = ([*other_objects, graph.signature])[-_KEPT_SIGNATURES:]
-    graph.retrace = bool(reasons) and reasons[0].code not in NOT_RETRACES
+    graph.retrace = is_retrace([r.code for r in reasons])  # decided here, once (counts.py)
     if any(r.code == "python-value-changed" for r in reasons):
         reasons = _mark_wasted(graph, earlier, reasons)
     if state.info.framework and _KERAS_DIR in state.info.filename:

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _tf_adapter as tfa
-from ._calllog import CallLog, CallRecord, FunctionState, GraphState, LiveCounters, ThreadStack, WatchLog
+from ._calllog import CallLog, CallRecord, FunctionState, GraphState, ThreadStack, WatchLog
 from ._history import explain_new_graph
 from ._hooks import (
     NO_TRACES,
@@ -89,28 +89,21 @@ class Hub:
         self.originals: dict[str, Any] = {}
         self.handles: tfa.TFHandles | None = None
         self.log_handler: RetraceWarningHandler | None = None
-        self.counters = LiveCounters()
         self.xla = XlaModel(None)
         # Called with each record that retraced, on the trace path only (never on a hit).
         self.retrace_sink: Callable[[CallRecord], None] | None = None
 
     def add_record(self, record: CallRecord) -> None:
-        """Append a slow-path record to the log, keeping the running totals."""
-        c = self.counters
-        c.records += 1
-        c.non_calls += record.via != "call"
-        if record.traces:
-            # A graph TF built around a function (tf.data wrapper, replica clone) costs time but
-            # is no trace of it (TraceReport.traces leaves it out too).
-            own = not record.state.info.wraps
-            c.traces += len(record.traces) * own
-            c.trace_seconds += record.seconds
-            retraces = sum(1 for g in record.traces if g.retrace) * own
-            if retraces:
-                c.retraces += retraces
-                c.last_retrace = (record.state.info.qualname, record.reasons)
-                if self.retrace_sink is not None:
-                    self.retrace_sink(record)  # the live log (set by the recorder)
+        """Append a slow-path record to the log; a retrace goes to the live log as well.
+
+        A graph TF built around a function (tf.data wrapper, replica clone) is no retrace of it
+        (see :mod:`tfgraph_lab.counts`). Counting is the readers' (``_aggregate``)."""
+        if (
+            self.retrace_sink is not None
+            and not record.state.info.wraps
+            and any(g.retrace for g in record.traces)
+        ):
+            self.retrace_sink(record)  # the live log (set by the recorder)
         self.calllog.append(record)
 
     # ----------------------------------------------------------------- install/remove
@@ -120,7 +113,7 @@ class Hub:
             if not self.watches:
                 self._install()
             assert self.handles is not None
-            watch = WatchLog(self.calllog, self.warnings, self.counters, self.handles)
+            watch = WatchLog(self.calllog, self.warnings, self.handles)
             self.watches.append(watch)
             return watch
 
@@ -145,7 +138,6 @@ class Hub:
         self.states = {}
         self.cache_owner = {}
         self.objects_seen = {}
-        self.counters = LiveCounters()
         self.xla = XlaModel(tfa.xla_key_reader() if h.full else None)
         fn_cls = h.function_class
         self.originals = {"__call__": fn_cls.__dict__["__call__"]}

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .counts import is_retrace, mean_cached_seconds
+
 __all__ = [
     "CallRun",
     "Event",
@@ -179,6 +181,13 @@ class Event:
     xla_estimated: bool = False  # ...judged from the call time (shapes Python cannot see)
     xla_reasons: tuple[Reason, ...] = ()
     start: float | None = None
+    # graphs of this event that were retraces, decided when recorded (tfgraph_lab.counts)
+    retraces: int = 0
+
+    @property
+    def retrace(self) -> bool:
+        """This event traced at least one graph that is a retrace."""
+        return self.retraces > 0
 
     def to_dict(self) -> dict[str, object]:
         data: dict[str, object] = {  # a literal: this runs once per call of a long watch
@@ -194,6 +203,8 @@ class Event:
             "reasons": [r.to_dict() for r in self.reasons],
             "xla_compiled": self.xla_compiled,
         }
+        if self.traced:
+            data["retraces"] = self.retraces
         if self.xla_compiled:
             data["xla_reasons"] = [r.to_dict() for r in self.xla_reasons]
         for key in ("eager", "failed_trace", "wasted", "xla_estimated"):
@@ -207,6 +218,10 @@ class Event:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Event:
+        reasons = tuple(Reason.from_dict(r) for r in data.get("reasons", []))
+        retraces = data.get("retraces")
+        if retraces is None:  # JSON written before the flag was stored: the same rule, once
+            retraces = int(bool(data["traced"]) and is_retrace([r.code for r in reasons]))
         return cls(
             index=int(data.get("index", 0)),
             qualname=data["qualname"],
@@ -224,11 +239,12 @@ class Event:
             caller=data.get("caller"),
             thread=data.get("thread"),
             signature=data.get("signature"),
-            reasons=tuple(Reason.from_dict(r) for r in data.get("reasons", [])),
+            reasons=reasons,
             xla_compiled=bool(data.get("xla_compiled", False)),
             xla_estimated=bool(data.get("xla_estimated", False)),
             xla_reasons=tuple(Reason.from_dict(r) for r in data.get("xla_reasons", [])),
             start=_optional_float(data.get("start")),
+            retraces=int(retraces),
         )
 
 
@@ -270,6 +286,16 @@ class CallRun:
             start=_optional_float(data.get("start")),
             thread=data.get("thread"),
         )
+
+
+# FunctionSummary's JSON keys, in the JSON's order
+_SUMMARY_KEYS = (
+    *("qualname", "filename", "firstlineno", "calls", "traces", "failed_traces", "trace_seconds"),
+    *("call_seconds", "framework", "function_objects", "objects_traced", "traced_calls", "retraces"),
+    *("eager_calls", "reduce_retracing", "input_signature", "wasted_retraces", "hints", "wraps"),
+    *("jit_compile", "xla_compiles", "xla_estimated", "xla_seconds", "xla_cost_calls"),
+    *("xla_slow_calls", "xla_slow_seconds", "graphs", "suggestion"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,44 +340,12 @@ class FunctionSummary:
     @property
     def mean_cached_seconds(self) -> float | None:
         """Mean time of a call that neither traced nor compiled with XLA, or None (none such)."""
-        hits = self.cached_calls - self.xla_slow_calls
-        if hits <= 0:
-            return None
-        return max(0.0, self.call_seconds - self.trace_seconds - self.xla_slow_seconds) / hits
+        return mean_cached_seconds([self])
 
     def to_dict(self) -> dict[str, object]:
         return _as_dict(
             self,
-            (
-                "qualname",
-                "filename",
-                "firstlineno",
-                "calls",
-                "traces",
-                "failed_traces",
-                "trace_seconds",
-                "call_seconds",
-                "framework",
-                "function_objects",
-                "objects_traced",
-                "traced_calls",
-                "retraces",
-                "eager_calls",
-                "reduce_retracing",
-                "input_signature",
-                "wasted_retraces",
-                "hints",
-                "wraps",
-                "jit_compile",
-                "xla_compiles",
-                "xla_estimated",
-                "xla_seconds",
-                "xla_cost_calls",
-                "xla_slow_calls",
-                "xla_slow_seconds",
-                "graphs",
-                "suggestion",
-            ),
+            _SUMMARY_KEYS,
             hints=list(self.hints),
             graphs=[g.to_dict() for g in self.graphs],
         )

@@ -21,6 +21,7 @@ from .argument_reasons import (
     type_changed,
     variable_changed,
 )
+from .counts import NOT_RETRACES
 from .datatypes import FixPlan, Reason
 from .fixes import code_name, input_signature_plan
 from .signatures import ArgLeaf, Signature, is_under, parent_path
@@ -48,9 +49,8 @@ CODES = (
     "unexplained",
 )
 
-#: Codes of traces that are not retraces: every function object traces once, and a first call
-#: that creates variables traces a second time (see :func:`explain_trace`).
-NOT_RETRACES = ("first-trace", "variable-creation")
+# Codes of traces that are not retraces (every function object traces once, and a first call
+# that creates variables traces a second time): defined with the other counts, in counts.py.
 
 
 def explain_trace(

@@ -138,9 +138,9 @@ class TraceCallback(_Callback):  # type: ignore[misc]
     @property
     def retraces(self) -> int:
         """Retraces so far over all watched calls (Keras's own functions included)."""
-        done = sum(sum(f.retraces for f in r.report.functions) for r in self._finished)
+        done = sum(r.report.totals("all").retraces for r in self._finished)
         if self._recorder is not None and self._recorder.active:
-            done += self._recorder.live_counters(recent=0).retraces
+            done += self._recorder.live_counters(recent=0, selection="all").retraces
         return done
 
     def close(self) -> None:
@@ -220,7 +220,7 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         if self.max_retraces is None:
             return None
         report = self.report
-        total = sum(f.retraces for f in report.functions)
+        total = report.totals("all").retraces
         if total <= self.max_retraces:
             return None
         overruns = [(f.qualname, f.retraces, self.max_retraces) for f in report.functions if f.retraces]

@@ -15,11 +15,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ._aggregate import aggregate, stale_capture_hints
+from ._aggregate import Tally, aggregate, stale_capture_hints
 from ._calllog import CallRecord, FunctionState, LiveCounters, LogEntry, WatchLog
 from ._hub import HUB as _HUB
 from ._hub import hooks_installed
 from .budget import TraceBudget
+from .counts import Selection
 from .errors import TraceBudgetExceeded
 from .explain import NOT_RETRACES
 from .livelog import log_retrace_record
@@ -55,6 +56,7 @@ class TraceRecorder:
         self._entries: list[LogEntry] | None = None
         self._warnings: list[str] = []
         self._report: TraceReport | None = None
+        self._tally = Tally()
         self.active = False
         self.started_at = 0.0
         self.seconds = 0.0
@@ -72,6 +74,7 @@ class TraceRecorder:
         self.eager_at_start = h.run_functions_eagerly()
         self._entries = None
         self._report = None
+        self._tally = Tally()
         self.started_at = _perf()
         self.active = True
         return self
@@ -104,17 +107,39 @@ class TraceRecorder:
             return self._log.position()
         return self._end
 
-    def live_counters(self, recent: int = 120) -> LiveCounters:
-        """Running totals of this watch without rebuilding the report (cheap: O(recent))."""
+    def live_counters(self, recent: int = 120, selection: Selection | str = Selection.USER) -> LiveCounters:
+        """Running totals of this watch without rebuilding the report: the report's numbers for
+        ``selection`` (``"user"``: the user's functions; ``"all"``: TF's and Keras's too), read
+        in O(entries since the last read); ``recent`` calls' ``(seconds, traced)`` for a chart."""
+        selection = Selection(selection)
         if not self.active or self._log is None:
             report = self.report
-            return LiveCounters(
-                calls=report.calls,
-                traces=report.traces,
-                retraces=report.retraces,
-                trace_seconds=report.trace_seconds,
+            done = report.totals(selection)
+            last = next(
+                (e for e in reversed(report.events) if e.retrace and report.selects(e, selection)), None
             )
-        return self._log.counters(recent)
+            return LiveCounters(
+                calls=done.calls,
+                traces=done.traces,
+                retraces=done.retraces,
+                trace_seconds=done.trace_seconds,
+                last_retrace=None if last is None else (last.qualname, last.reasons),
+                selection=selection,
+            )
+        again, new = self._log.read_new()
+        if again:
+            self._tally = Tally()
+        self._tally.add(new)
+        now = self._tally.totals(selection)
+        return LiveCounters(
+            calls=now.calls,
+            traces=now.traces,
+            retraces=now.retraces,
+            trace_seconds=now.trace_seconds,
+            last_retrace=self._tally.last_retrace.get(selection),
+            recent=self._log.recent(recent),
+            selection=selection,
+        )
 
     def name_function(self, target: Any, name: str, owner: str = "", role: str = "") -> Any:
         """Report a tf.function (e.g. Keras's train step) as ``name``, a function of the user's

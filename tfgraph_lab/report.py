@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .counts import Selection, Totals, totals
 from .datatypes import CallRun, Event, FunctionSummary
-from .explain import NOT_RETRACES
 
 if TYPE_CHECKING:
     from .fix_trial import FixTrial
@@ -65,6 +65,30 @@ class TraceReport:
         return sum(r.calls for r in self.runs)
 
     @property
+    def selection(self) -> Selection:
+        """The functions the renderings total: every one with ``show_framework``, else the
+        user's. A rendering option: :attr:`traces` and the other numbers never change with it."""
+        return Selection.ALL if self.show_framework else Selection.USER
+
+    def totals(self, selection: Selection | str = Selection.USER) -> Totals:
+        """Calls, traces, retraces, tracing time, the mean cached call... of ``selection``
+        (``"user"``: the functions the user wrote, the default; ``"all"``: TF's and Keras's
+        too). The one sum: live counters, TensorBoard, the timeline and the renderings use it."""
+        return totals(self.functions, Selection(selection))
+
+    @property
+    def shown_totals(self) -> Totals:
+        """The totals of the functions the renderings list (:attr:`selection`)."""
+        return self.totals(self.selection)
+
+    def selects(self, event: Event, selection: Selection | str = Selection.USER) -> bool:
+        """Whether ``event`` belongs to a function of ``selection``."""
+        if Selection(selection) is Selection.ALL:
+            return True
+        framework = {(f.qualname, f.filename) for f in self.functions if f.framework}
+        return (event.qualname, event.filename) not in framework
+
+    @property
     def counted_functions(self) -> tuple[FunctionSummary, ...]:
         """The shown functions whose traces TF counts on the user's objects: not the graphs TF
         built around them (tf.data wrappers, replica clones; rows with ``wraps`` set)."""
@@ -72,15 +96,10 @@ class TraceReport:
 
     @property
     def wrapper_graphs(self) -> dict[str, int]:
-        """``{"tf.data wrapper": 2, ...}``: graphs TF built around the shown functions, by kind.
+        """``{"tf.data wrapper": 2, ...}``: graphs TF built around the user's functions, by kind.
         Not in :attr:`traces` (TF counts them on none of the user's functions); their tracing
         time is in :attr:`trace_seconds` (it is time the cell spent tracing)."""
-        out: dict[str, int] = {}
-        for f in self.shown_functions:
-            if f.wraps and f.traces:
-                kind = f.qualname[: -len(f.wraps)].rsplit(" ", 2)[0]  # "tf.data wrapper around x"
-                out[kind] = out.get(kind, 0) + f.traces
-        return out
+        return self.totals().wrapper_graphs
 
     @property
     def hidden_functions(self) -> int:
@@ -88,48 +107,37 @@ class TraceReport:
 
     @property
     def calls(self) -> int:
-        return sum(f.calls for f in self.shown_functions)
+        """Calls of the user's functions (``totals("all")`` for TF's and Keras's too)."""
+        return self.totals().calls
 
     @property
     def traces(self) -> int:
-        """Traces of the shown functions as TF counts them (graphs built around them apart)."""
-        return sum(f.traces for f in self.counted_functions)
+        """Traces of the user's functions as TF counts them (graphs built around them apart)."""
+        return self.totals().traces
 
     @property
     def retraces(self) -> int:
-        return sum(f.retraces for f in self.counted_functions)
+        """Retraces of the user's functions (decided when each graph was recorded)."""
+        return self.totals().retraces
 
     @property
     def trace_seconds(self) -> float:
-        return sum(f.trace_seconds for f in self.shown_functions)
+        return self.totals().trace_seconds
 
     @property
     def mean_cached_seconds(self) -> float | None:
-        """Mean time of a call that neither traced nor compiled with XLA (None: none such)."""
-        hits = sum(f.cached_calls - f.xla_slow_calls for f in self.shown_functions)
-        if hits <= 0:
-            return None
-        cached_time = sum(
-            max(0.0, f.call_seconds - f.trace_seconds - f.xla_slow_seconds) for f in self.shown_functions
-        )
-        return cached_time / hits
+        """Mean time of a user function's call that neither traced nor compiled with XLA."""
+        return self.totals().mean_cached_seconds
 
     @property
     def xla_compiles(self) -> int:
-        """XLA compilations of the shown functions' graphs (``jit_compile=True``)."""
-        return sum(f.xla_compiles for f in self.shown_functions)
+        """XLA compilations of the user's functions' graphs (``jit_compile=True``)."""
+        return self.totals().xla_compiles
 
     @property
     def retrace_events(self) -> tuple[Event, ...]:
-        """Events that traced for a reason other than a first trace or variable creation."""
-        shown = {(f.qualname, f.filename) for f in self.shown_functions}
-        return tuple(
-            e
-            for e in self.events
-            if e.traced
-            and (e.qualname, e.filename) in shown
-            and any(r.code not in NOT_RETRACES for r in e.reasons)
-        )
+        """Events of the shown functions that retraced (a rendering's list: see :attr:`selection`)."""
+        return tuple(e for e in self.events if e.retrace and self.selects(e, self.selection))
 
     def function(self, qualname: str) -> FunctionSummary:
         """The summary of the function called ``qualname`` (or ending in ``.qualname``)."""

@@ -2,8 +2,10 @@
 
 ``TraceScalars`` writes, for one report at one step, ``tfgraph_lab/traces/<function>`` (graphs
 each function traced so far), ``tfgraph_lab/retraces`` and ``tfgraph_lab/tracing_seconds``
-with ``tf.summary.write`` (no tensorboard package needed to write them), so retraces sit beside the loss. Framework (Keras) functions are included:
-a recompiled model's new train function is exactly what a user looks for there. Used by
+with ``tf.summary.write`` (no tensorboard package needed to write them), so retraces sit beside
+the loss. The numbers are the report's for ``Selection.ALL`` (:mod:`tfgraph_lab.counts`):
+framework (Keras) functions are included, since a recompiled model's new train function is
+exactly what a user looks for there; graphs TF built around a function are no traces of it. Used by
 ``watch(tensorboard_dir=...)`` and ``tfgraph_lab.keras.TraceCallback(log_dir=...)``.
 Imports TensorFlow when a writer is made; never IPython.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from .explain import NOT_RETRACES
+from .counts import Selection
 
 if TYPE_CHECKING:
     from .report import TraceReport
@@ -72,17 +74,22 @@ def _scalar_metadata() -> Any:
 def _totals(report: TraceReport) -> dict[str, float]:
     values: dict[str, float] = {}
     for fn in report.functions:
-        tag = f"{TAG_PREFIX}/traces/{fn.qualname}"
-        values[tag] = values.get(tag, 0) + fn.traces
-    values[f"{TAG_PREFIX}/retraces"] = sum(f.retraces for f in report.functions)
-    values[f"{TAG_PREFIX}/tracing_seconds"] = sum(f.trace_seconds for f in report.functions)
+        if not fn.wraps:
+            tag = f"{TAG_PREFIX}/traces/{fn.qualname}"
+            values[tag] = values.get(tag, 0) + fn.traces
+    done = report.totals(Selection.ALL)
+    values[f"{TAG_PREFIX}/retraces"] = done.retraces
+    values[f"{TAG_PREFIX}/tracing_seconds"] = done.trace_seconds
     return values
 
 
 def write_watch_scalars(report: TraceReport, log_dir: str | os.PathLike[str]) -> None:
     """A finished watch's series: one point per call that traced, at step = its call number
     within the watch (then the totals at the last call), values cumulative."""
-    traces: dict[str, float] = {f"{TAG_PREFIX}/traces/{f.qualname}": 0 for f in report.functions}
+    wrappers = {(f.qualname, f.filename) for f in report.functions if f.wraps}
+    traces: dict[str, float] = {
+        f"{TAG_PREFIX}/traces/{f.qualname}": 0 for f in report.functions if not f.wraps
+    }
     retraces = 0
     seconds = 0.0
     scalars = TraceScalars(log_dir)
@@ -92,11 +99,11 @@ def write_watch_scalars(report: TraceReport, log_dir: str | os.PathLike[str]) ->
             last = max(last, event.index)
             if not event.traced:
                 continue
-            traces[f"{TAG_PREFIX}/traces/{event.qualname}"] = (
-                traces.get(f"{TAG_PREFIX}/traces/{event.qualname}", 0) + event.traces
-            )
-            retraces += sum(1 for r in event.reasons if r.code not in NOT_RETRACES) > 0
             seconds += event.seconds
+            if (event.qualname, event.filename) not in wrappers:
+                tag = f"{TAG_PREFIX}/traces/{event.qualname}"
+                traces[tag] = traces.get(tag, 0) + event.traces
+                retraces += event.retraces
             scalars.write_values(
                 {**traces, f"{TAG_PREFIX}/retraces": retraces, f"{TAG_PREFIX}/tracing_seconds": seconds},
                 event.index,

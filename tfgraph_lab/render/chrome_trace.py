@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..counts import Selection
 from ..datatypes import CallRun, Event
-from ..explain import NOT_RETRACES
 
 if TYPE_CHECKING:
     from ..report import TraceReport
@@ -63,8 +63,9 @@ def render_chrome_trace(report: TraceReport) -> dict[str, Any]:
             "generator": "tfgraph_lab",
             "tf_version": report.tf_version,
             "watch_seconds": report.seconds,
-            "traces": sum(f.traces for f in report.functions),
-            "retraces": sum(f.retraces for f in report.functions),
+            # every function's, as the timeline shows every call (counts.Selection.ALL)
+            "traces": report.totals(Selection.ALL).traces,
+            "retraces": report.totals(Selection.ALL).retraces,
             "laid_out": "recorded start times" if timed else "one call after another (no start times)",
         },
     }
@@ -89,7 +90,7 @@ def _call_event(event: Event, start: float, tid: int, framework: bool) -> dict[s
         codes = list(dict.fromkeys(r.code for r in event.reasons))
         args["traces"] = event.traces
         args["reasons"] = codes
-        args["retrace"] = any(code not in NOT_RETRACES for code in codes)
+        args["retrace"] = event.retrace  # decided when recorded (tfgraph_lab.counts)
         args["details"] = [_reason_line(r.code, r.argument, r.before, r.after) for r in event.reasons]
         fixes = [r.fix for r in event.reasons if r.fix]
         if fixes:

@@ -13,6 +13,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..counts import Selection
 from .format import fmt_seconds
 
 if TYPE_CHECKING:
@@ -93,10 +94,7 @@ def compare_verdict(data: Mapping[str, Any], trace_seconds: float, traces: int) 
 
 def report_verdict(report: TraceReport) -> str:
     """The sentence for a report: its tracing counts every function, framework ones included
-    (a Keras ``fit`` traces only TF's functions, and that time is in the cell's too)."""
-    functions = report.functions
-    return compare_verdict(
-        report.compare_eager or {},
-        sum(f.trace_seconds for f in functions),
-        sum(f.traces for f in functions),
-    )
+    (a Keras ``fit`` traces only TF's functions, and that time is in the cell's too): the
+    totals of ``Selection.ALL`` (graphs TF built around a function: time, no trace)."""
+    every = report.totals(Selection.ALL)
+    return compare_verdict(report.compare_eager or {}, every.trace_seconds, every.traces)

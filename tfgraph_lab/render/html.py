@@ -78,15 +78,16 @@ def render_html(report: TraceReport) -> str:
 
 def _headline(report: TraceReport) -> str:
     """Stat boxes that read as a sentence without styles: ``1 function · 3 calls · 2 traces``."""
-    retraces, functions = report.retraces, len(report.counted_functions)
+    t = report.shown_totals  # the functions the rendering lists (show_framework)
+    retraces, functions = t.retraces, t.functions
     stats = [
         ("functions", f"{functions:,}", _noun(functions, "function"), ""),
-        ("calls", f"{report.calls:,}", _noun(report.calls, "call"), ""),
-        ("traces", f"{report.traces:,}", _noun(report.traces, "trace"), ""),
+        ("calls", f"{t.calls:,}", _noun(t.calls, "call"), ""),
+        ("traces", f"{t.traces:,}", _noun(t.traces, "trace"), ""),
         ("retraces", f"{retraces:,}", _noun(retraces, "retrace"), " tfgl-bad" if retraces else ""),
         # graphs TF built around a function (not its traces; see TraceReport.wrapper_graphs)
-        *(("wrappers", f"{n:,}", _noun(n, f"{kind} graph"), "") for kind, n in report.wrapper_graphs.items()),
-        ("tracing", fmt_seconds(report.trace_seconds), "tracing", ""),
+        *(("wrappers", f"{n:,}", _noun(n, f"{kind} graph"), "") for kind, n in t.wrapper_graphs.items()),
+        ("tracing", fmt_seconds(t.trace_seconds), "tracing", ""),
     ]
     boxes = stats_html(
         *(
@@ -95,11 +96,11 @@ def _headline(report: TraceReport) -> str:
         )
     )
     summary = ""
-    mean = report.mean_cached_seconds
-    if (report.traces or report.wrapper_graphs) and mean:
+    mean = t.mean_cached_seconds
+    if (t.traces or t.wrapper_graphs) and mean:
         summary = (
-            f"<div class='tfgl-summary'>tracing took {escape(fmt_seconds(report.trace_seconds))} "
-            f"≈ {report.trace_seconds / mean:,.0f} cached calls</div>"
+            f"<div class='tfgl-summary'>tracing took {escape(fmt_seconds(t.trace_seconds))} "
+            f"≈ {t.trace_seconds / mean:,.0f} cached calls</div>"
         )
     xla = xla_headline(report)
     if xla:

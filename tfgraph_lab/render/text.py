@@ -20,22 +20,19 @@ MAX_RETRACES_SHOWN = 8
 
 def headline(report: TraceReport) -> str:
     """``2 functions · 43 calls · 5 traces, 3 of them retraces · tracing took 61 ms ≈ …``."""
-    parts = [
-        plural(len(report.counted_functions), "function"),
-        plural(report.calls, "call"),
-    ]
-    traces = plural(report.traces, "trace")
-    if report.traces:
-        traces += f", {report.retraces} of them {'retrace' if report.retraces == 1 else 'retraces'}"
+    t = report.shown_totals  # the functions the rendering lists (show_framework)
+    parts = [plural(t.functions, "function"), plural(t.calls, "call")]
+    traces = plural(t.traces, "trace")
+    if t.traces:
+        traces += f", {t.retraces} of them {'retrace' if t.retraces == 1 else 'retraces'}"
     parts.append(traces)
     # Graphs TF built around a function are not its traces (TF counts them on none of the
     # user's objects), but building them took time: named for what they are.
-    parts += [plural(n, f"{kind} graph") for kind, n in report.wrapper_graphs.items()]
-    if report.traces or report.wrapper_graphs:
-        took = f"tracing took {fmt_seconds(report.trace_seconds)}"
-        mean = report.mean_cached_seconds
-        if mean:
-            took += f" ≈ {report.trace_seconds / mean:,.0f} cached calls"
+    parts += [plural(n, f"{kind} graph") for kind, n in t.wrapper_graphs.items()]
+    if t.traces or t.wrapper_graphs:
+        took = f"tracing took {fmt_seconds(t.trace_seconds)}"
+        if t.mean_cached_seconds:
+            took += f" ≈ {t.trace_seconds / t.mean_cached_seconds:,.0f} cached calls"
         parts.append(took)
     xla = xla_headline(report)
     if xla:

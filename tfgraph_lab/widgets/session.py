@@ -15,7 +15,7 @@ from typing import Any
 
 from ..datatypes import Event, FixPlan, Reason
 from ..failures import error_text
-from ..recorder import NOT_RETRACES, watch
+from ..recorder import watch
 from .scenario import LabScenario, LabSettings
 
 __all__ = ["ActionResult", "CallPoint", "FixApplied", "GraphRow", "LabSession", "LabState"]
@@ -64,8 +64,9 @@ class ActionResult:
         return tuple(r for e in self.events for r in e.reasons)
 
     @property
-    def retrace_reasons(self) -> tuple[Reason, ...]:
-        return tuple(r for r in self.reasons if r.code not in NOT_RETRACES)
+    def retraces(self) -> int:
+        """Graphs this action traced that were retraces (decided when recorded)."""
+        return sum(e.retraces for e in self.events)
 
 
 @dataclass(frozen=True)

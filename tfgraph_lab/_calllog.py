@@ -23,7 +23,7 @@ strong reference to a user argument, a ``Function`` or a concrete function.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .counts import Selection

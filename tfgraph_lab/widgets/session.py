@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..counts import NOT_RETRACES
 from ..datatypes import Event, FixPlan, Reason
 from ..failures import error_text
 from ..recorder import watch

@@ -382,3 +382,64 @@ def test_fix_for_a_keras_train_step_override() -> None:
     reasons = [r for e in w.report.events for r in e.reasons if r.code == "shape-changed"]
     assert reasons and reasons[0].argument.startswith("data[")
     assert _apply_all(reasons[0], str(w.report), "train_step", run, before, traces) >= 1
+
+
+# ------------------------------------------------------------ fixes that fail on real code
+# Findings of `%%tracewatch --try-fix` (tests/test_tryfix.py) and RetraceLab's «Apply the fix»:
+# the report's first fix, applied as printed, raises, changes the outputs or saves nothing,
+# because of what the function's body does with the argument (TF 2.21). The report cannot see
+# the body; --try-fix measures it. Each row fails here if the fix starts to work (then say so).
+
+
+def python_shape_loop(x):  # type: ignore[no-untyped-def]
+    s = 0.0
+    for i in range(x.shape[0]):  # a None dimension: range(None)
+        s += x[i]
+    return s
+
+
+def python_shape_test(x):  # type: ignore[no-untyped-def]
+    scale = 1.0 if x.shape[0] == 4 else 0.5  # None == 4 is False: full batches take the else
+    return tf.reduce_sum(x) * scale
+
+
+def int_flag(x, training):  # type: ignore[no-untyped-def]
+    y = tf.reduce_sum(x)
+    if training:  # a tf.int32 tensor: AutoGraph's if needs a tf.bool
+        y = y * 2.0
+    return y
+
+
+FAILING_FIXES = {
+    "range-of-a-none-dimension": (python_shape_loop, [((tf.ones([n]),), {}) for n in (2, 3, 4)], "raises"),
+    "python-test-of-a-none-dimension": (
+        python_shape_test,
+        [((tf.ones([n]),), {}) for n in (4, 3, 4)],
+        "changes-outputs",
+    ),
+    "python-int-flag-in-an-if": (
+        int_flag,
+        [((tf.ones([n]), t), {}) for n, t in ((2, 1), (3, 1), (3, 0))],
+        "raises",
+    ),
+}
+
+
+@pytest.mark.parametrize("finding", sorted(FAILING_FIXES))
+def test_a_printed_fix_that_fails_on_real_code(finding: str) -> None:
+    python_function, calls, how = FAILING_FIXES[finding]
+    fn = tf.function(python_function)
+    with tfgraph_lab.watch() as w:
+        before = [np.asarray(fn(*a, **k)) for a, k in calls]
+    reasons = [r for e in w.report.retrace_events for r in e.reasons if r.plans]
+    assert reasons, str(w.report)
+    plan = reasons[0].plans[0]
+    assert plan.decorator.startswith("input_signature=[")
+    fixed = tf.function(python_function, **decorator_kwargs(plan))
+    if how == "raises":
+        with pytest.raises((TypeError, ValueError)):
+            [fixed(*a, **k) for a, k in calls]
+        return
+    after = [np.asarray(fixed(*a, **k)) for a, k in calls]
+    assert fixed.experimental_get_tracing_count() < fn.experimental_get_tracing_count()
+    assert not same(after, before), "the fix keeps the outputs now: move the row out of FAILING_FIXES"

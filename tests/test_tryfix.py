@@ -185,6 +185,13 @@ def test_a_method_is_rebound_on_its_class_and_restored(shell: Any, trials: list[
     assert trial.after is not None and trial.after.traces < trial.before.traces
     assert shell.ev("Scaler.__dict__['scale'] is original_scale")
     assert shell.ev("s.scale.input_signature") is None
+    assert trial.plan is not None
+    shell.run_cell(
+        "class ScalerByHand(Scaler):\n"
+        f"    scale = tf.function(Scaler.__dict__['scale'].python_function, {trial.plan.decorator})\n"
+        "by_hand = ScalerByHand()\n[by_hand.scale(tf.ones([n])) for n in (2, 3, 4)]\n"
+    )
+    assert shell.ev("by_hand.scale.experimental_get_tracing_count()") == trial.after.traces
 
 
 def test_a_tf_function_created_in_a_loop_is_created_once(shell: Any, trials: list[FixTrial]) -> None:
@@ -258,6 +265,26 @@ def test_jit_compile_false_for_xla_recompiles(shell: Any, trials: list[FixTrial]
     assert (trial.before.xla_compiles, trial.after.xla_compiles) == (3, 0)
     assert trial.after.traces == trial.before.traces == 1  # the input_signature was kept
     assert "XLA compilations 3 → 0" in str(trial)
+    hand = tf.function(
+        shell.user_ns["square"].python_function,
+        input_signature=[tf.TensorSpec([None], tf.float32)],
+        jit_compile=False,
+    )
+    with tfgraph_lab.watch() as w:
+        for n in (2, 3, 4):
+            hand(tf.ones([n]))
+    assert hand.experimental_get_tracing_count() == trial.after.traces
+    assert w.report.function("square").xla_compiles == trial.after.xla_compiles == 0
+
+
+def test_a_rebound_function_is_restored_when_the_fix_raises(shell: Any, trials: list[FixTrial]) -> None:
+    shell.run_cell(
+        "@tf.function\ndef total2(x):\n    s = 0.0\n    for i in range(x.shape[0]):\n        s += x[i]\n"
+        "    return s\ntotal2_id = id(total2)\n"
+    )
+    trial = try_cell(shell, trials, "[total2(tf.ones([n])) for n in (2, 3, 4)]\n")
+    assert trial.verdict == "fails", str(trial)
+    assert shell.ev("id(total2) == total2_id")
 
 
 def test_nothing_retraced_says_so(shell: Any, trials: list[FixTrial], capsys: Any) -> None:

@@ -170,6 +170,12 @@ def test_the_verdict_says_no_and_why(change: dict[str, Any], said: str) -> None:
     assert "do NOT fit" in lines[0] and said in lines[0]
 
 
+def test_a_learner_waiting_too_long_for_the_first_report_does_not_fit() -> None:
+    assert table.verdict(_result(), max_wait=60)[0]  # first report at 50 s
+    ok, lines = table.verdict(_result(), max_wait=30)
+    assert not ok and "1 of 1 waited over 30 s for their first report (up to 50 s)" in lines[0]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -274,7 +280,16 @@ def _check_users(hub: Any) -> list[str]:
 @pytest.mark.slow
 def test_two_learners_run_lesson_00_and_the_labs_app_on_a_local_hub(local_hub: Any, tmp_path: Path) -> None:
     proc, data = _check(
-        local_hub, tmp_path, "--learners", "2", "--start-timeout", "180", "--cell-timeout", "180"
+        local_hub,
+        tmp_path,
+        "--learners",
+        "2",
+        "--start-timeout",
+        "180",
+        "--cell-timeout",
+        "180",
+        "--max-wait",
+        "600",
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr + local_hub.log[-3000:]
     assert "VERDICT: 2 learners fit" in proc.stdout

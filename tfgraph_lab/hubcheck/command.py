@@ -62,6 +62,13 @@ def add_workshop_parser(subparsers: argparse._SubParsersAction) -> argparse.Argu
     check.add_argument(
         "--cell-timeout", type=float, default=300.0, metavar="S", help="seconds for one cell (300)"
     )
+    check.add_argument(
+        "--max-wait",
+        type=float,
+        default=180.0,
+        metavar="S",
+        help="seconds from login to the first report a learner may wait; longer: they do not fit (180)",
+    )
     check.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     check.set_defaults(handler=_check)
     return workshop
@@ -126,8 +133,8 @@ def _check(args: argparse.Namespace) -> int:
     except TfgraphLabError as exc:  # the hub failed in a way no learner result can hold
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
-    sys.stdout.write(format_result(result))
-    ok, _ = verdict(result)
+    sys.stdout.write(format_result(result, args.max_wait))
+    ok, _ = verdict(result, args.max_wait)
     if args.json:
         data = {
             "summary": summary(result),

@@ -40,7 +40,7 @@ class LearnerProcesses:
 class MachineLoad:
     """The machine during the run: its cores, wall seconds sampled, CPU seconds used by every
     program and by the learners' processes, 1-minute load averages seen, the lowest available
-    memory (bytes)."""
+    memory and the total (bytes)."""
 
     cores: int = 0
     seconds: float = 0.0
@@ -48,6 +48,7 @@ class MachineLoad:
     learners_cpu: float = 0.0
     load_averages: list[float] = field(default_factory=list)
     min_available: int = 0
+    total_memory: int = 0
 
     @property
     def others_cpu(self) -> float:
@@ -82,7 +83,8 @@ class ProcessSampler:
     def start(self) -> ProcessSampler:
         self._begun = time.monotonic()
         self._cpu0 = self._psutil.cpu_times()
-        self.machine.min_available = int(self._psutil.virtual_memory().available)
+        memory = self._psutil.virtual_memory()
+        self.machine.min_available, self.machine.total_memory = int(memory.available), int(memory.total)
         self._thread.start()
         return self
 

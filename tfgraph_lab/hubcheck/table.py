@@ -157,8 +157,9 @@ def _learners(n: int) -> str:
     return "1 learner" if n == 1 else f"{n} learners"
 
 
-def verdict(result: CheckResult) -> tuple[bool, list[str]]:
-    """Whether the N learners fit, and the lines that say why."""
+def verdict(result: CheckResult, max_wait: float | None = None) -> tuple[bool, list[str]]:
+    """Whether the N learners fit, and the lines that say why. ``max_wait``: seconds from login
+    to the first report a learner may wait (``None``: any)."""
     rows = figures(result)
     n = len(result.learners)
     reasons = []
@@ -179,6 +180,15 @@ def verdict(result: CheckResult) -> tuple[bool, list[str]]:
     problems = [p for learner in result.learners for p in learner.problems]
     if problems:
         reasons.append(f"{len(problems)} problems, first: {problems[0]}")
+    waits = [r.report_s for r in rows if r.report_s is not None]
+    if max_wait is not None and waits and max(waits) > max_wait:
+        slow = sum(1 for w in waits if w > max_wait)
+        reasons.append(
+            f"{slow} of {n} waited over {max_wait:.0f} s for their first report (up to {max(waits):.0f} s)"
+        )
+    machine = result.sampler.machine if result.sampler is not None else None
+    if machine is not None and machine.total_memory and machine.min_available < 0.05 * machine.total_memory:
+        reasons.append(f"this machine's free memory fell to {_mb(machine.min_available)}")
     for r in rows:
         if r.limit and r.peak > 0.9 * r.limit:
             reasons.append(f"{r.name} peaked at {_mb(r.peak)}, over 90% of its {_mb(r.limit)} limit")
@@ -190,7 +200,7 @@ def verdict(result: CheckResult) -> tuple[bool, list[str]]:
                   f"every notebook came back intact when saved."]  # fmt: skip
 
 
-def format_result(result: CheckResult) -> str:
+def format_result(result: CheckResult, max_wait: float | None = None) -> str:
     """The per-learner table, the summary, the sizing and the verdict, as text."""
     rows = figures(result)
     nb_heads = [name.removesuffix(".ipynb")[:16] for name in result.notebooks]
@@ -217,7 +227,7 @@ def format_result(result: CheckResult) -> str:
     stats = summary(result)
     lines += [
         "",
-        f"hub {result.hub_url} (JupyterHub {result.hub_version}), {len(rows)} learners, {result.seconds:.0f} s; "
+        f"hub {result.hub_url} (JupyterHub {result.hub_version}), {_learners(len(rows))}, {result.seconds:.0f} s; "
         "times are from login; memory: "
         + ("peaks sampled with psutil" if stats["source"] == "psutil" else "VmHWM read in each kernel"),
     ]
@@ -231,10 +241,15 @@ def format_result(result: CheckResult) -> str:
         nodes = ", ".join(f"{gb} GB: {k}" for gb, k in size["per_node"].items())
         lines.append(f"z2jh: singleuser.memory.guarantee {size['guarantee'] / 1e9:g}G, limit {size['limit'] / 1e9:g}G "
                      f"(peak per learner {_mb(stats['peak_max'])}); learners per node by allocatable memory: {nodes}")  # fmt: skip
-    said = verdict(result)[1]
+    said = verdict(result, max_wait)[1]
     lines += ["", "VERDICT: " + said[0]]
     if result.cleanup_problems:
         lines.append("cleanup: " + "; ".join(result.cleanup_problems))
     else:
-        lines.append(f"cleanup: {result.removed_users} users and their servers removed")
+        users = (
+            "1 user and its server"
+            if result.removed_users == 1
+            else f"{result.removed_users} users and their servers"
+        )
+        lines.append(f"cleanup: {users} removed")
     return "\n".join(lines) + "\n"

@@ -213,3 +213,152 @@ def test_keras_auto_jit_compile_is_off_on_a_cpu_only_machine() -> None:
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     model.compile(optimizer="sgd", loss="mse")
     assert model.jit_compile is False
+
+
+def test_which_dataclasses_raise_and_which_go_stale_silently() -> None:
+    """06: only the default @dataclass (eq=True sets __hash__ = None) raises; eq=False is keyed
+    by identity and unsafe_hash=True by the hash it had when traced: mutate a field and the next
+    call returns the stale result, with no retrace."""
+
+    @dataclasses.dataclass
+    class Default:
+        scale: float
+
+    @dataclasses.dataclass(eq=False)
+    class ByIdentity:
+        scale: float
+
+    @dataclasses.dataclass(unsafe_hash=True)
+    class Hashed:
+        scale: float
+
+    @tf.function
+    def apply(x: Any, cfg: Any) -> Any:
+        return x * cfg.scale
+
+    x = tf.ones([2])
+    with pytest.raises(TypeError, match="Could not generate a generic TraceType"):
+        apply(x, Default(2.0))
+    for kind in (ByIdentity, Hashed):
+
+        @tf.function
+        def applied(x: Any, cfg: Any) -> Any:
+            return x * cfg.scale
+
+        cfg = kind(2.0)
+        applied(x, cfg)
+        cfg.scale = 5.0
+        assert float(applied(x, cfg)[0]) == 2.0, kind  # eagerly: 5.0
+        assert count(applied) == 1, kind
+
+
+def test_cache_entries_outlive_the_objects_they_were_traced_for() -> None:
+    """06: after the object is collected, an equal new object traces another graph and the cache
+    holds both (short-lived object arguments grow the cache)."""
+
+    @tf.function
+    def apply(x: Any, cfg: Any) -> Any:
+        return x * cfg.scale
+
+    x = tf.ones([3])
+    first = Frozen(2.0)
+    apply(x, first)
+    del first
+    gc.collect()
+    apply(x, Frozen(2.0))
+    assert count(apply) == 2
+    # TF 2.21 has no public count of cached graphs; this is the list SavedModel export uses.
+    assert len(apply._list_all_concrete_functions()) == 2
+
+
+def test_input_signature_converts_python_and_numpy_but_not_tensors() -> None:
+    """04 and the cheat sheet: a float64 NumPy array is converted to the declared float32; a
+    float64 tf.Tensor (e.g. a dataset built on float64 NumPy) raises."""
+    np = pytest.importorskip("numpy")
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])
+    def enc(batch: Any) -> Any:
+        return batch * 2
+
+    assert enc(np.ones([2, 4])).dtype == tf.float32
+    assert enc([[1.0, 2.0, 3.0, 4.0]]).dtype == tf.float32
+    with pytest.raises(TypeError, match="Can not cast TensorSpec"):
+        enc(tf.constant(np.ones([2, 4])))
+    data = tf.data.Dataset.from_tensor_slices(np.ones([4, 4])).batch(2)
+    with pytest.raises(TypeError, match="float64"):
+        enc(next(iter(data)))
+
+
+def test_python_values_are_keyed_at_trace_time_even_without_autograph() -> None:
+    """01: a Python bool is baked into the graph by the value-keyed cache, not by AutoGraph:
+    autograph=False still traces twice for True then False."""
+
+    @tf.function(autograph=False)
+    def layer(x: Any, training: bool) -> Any:
+        if training:
+            return x * 0.5
+        return x
+
+    x = tf.ones([2])
+    layer(x, True)
+    layer(x, False)
+    assert count(layer) == 2
+
+
+def test_equal_python_values_share_one_graph() -> None:
+    """02 and the cheat sheet: 1, 1.0 and True compare equal, so they share one graph, and the
+    later calls get what the graph traced for 1 computes (eagerly they differ)."""
+
+    @tf.function
+    def fill(value: Any) -> Any:
+        return tf.fill([2], value)
+
+    results = [fill(1), fill(1.0), fill(True)]
+    assert count(fill) == 1
+    assert [r.dtype for r in results] == [tf.int32] * 3
+    assert tf.fill([2], 1.0).dtype == tf.float32 and tf.fill([2], True).dtype == tf.bool
+
+
+def test_retracing_warning_window_is_not_a_fixed_ten_calls() -> None:
+    """03, 07, cheat sheet: TF keeps each tracing call with the cached calls after it, forgets the
+    oldest group once more than 10 calls followed it, and warns at 5 remembered traces — so the
+    text reads "5 out of the last 8" or "5 out of the last 15"."""
+    from unittest import mock
+
+    pf = pytest.importorskip("tensorflow.python.eager.polymorphic_function.polymorphic_function")
+
+    def messages(pattern: str) -> list[str]:
+        detector = pf._FrequentTracingDetector()
+        with mock.patch.object(pf.logging, "warning") as warning:
+            for traced in pattern:
+                if traced == "T":
+                    detector.called_with_tracing("f", omit_warning=False)
+                else:
+                    detector.called_without_tracing()
+        return [call.args[0].split(" triggered")[0] for call in warning.call_args_list]
+
+    assert messages("TTTTT") == ["5 out of the last 5 calls to f"]
+    assert messages("T.T.T.TT") == ["5 out of the last 8 calls to f"]
+    assert messages("T" + "." * 10 + "TTTT") == ["5 out of the last 15 calls to f"]
+    # 8 + 1 calls after the first two traces' groups: both forgotten, 3 remembered, no warning
+    assert messages("T..." + "TTT" + "." * 8 + "T") == []
+
+
+def test_keras_fit_traces_once_because_the_batch_dimension_is_unknown() -> None:
+    """07: fit's step sees the dataset's unknown batch dimension (None), and Keras wraps it with
+    reduce_retracing=True; jit_compile="auto" is also off under a distribution strategy or with
+    op determinism (keras/src/trainers/trainer.py)."""
+    import inspect
+
+    np = pytest.importorskip("numpy")
+    from keras.src.backend.tensorflow import trainer as tf_trainer
+    from keras.src.trainers import trainer
+    from keras.src.trainers.data_adapters import array_data_adapter
+
+    adapter = array_data_adapter.ArrayDataAdapter(
+        np.ones([200, 8], "float32"), np.ones([200, 1], "float32"), batch_size=32
+    )
+    assert [spec.shape[0] for spec in adapter.get_tf_dataset().element_spec] == [None, None]
+    assert "reduce_retracing=True" in inspect.getsource(tf_trainer.TensorFlowTrainer._make_function)
+    assert "self._distribute_strategy" in inspect.getsource(trainer.Trainer._resolve_auto_jit_compile)
+    assert "is_op_determinism_enabled" in inspect.getsource(trainer.model_supports_jit)

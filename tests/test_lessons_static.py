@@ -54,6 +54,14 @@ def test_notebook_is_committed_without_outputs(path: Path) -> None:
         assert "NBVAL_CHECK_OUTPUT" not in _source(cell), f"cell {n}: nothing stored to check against"
 
 
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_no_answer_in_a_learners_cell_metadata(path: Path) -> None:
+    """JupyterLab's property inspector shows cell metadata: answers live in the build sources
+    and the answer key only."""
+    for n, cell in enumerate(_cells(path)):
+        assert "answer" not in cell.get("metadata", {}).get("tfgraph_lab", {}), f"cell {n}"
+
+
 @pytest.mark.parametrize("exercise_id", sorted(EXERCISES))
 def test_each_exercise_appears_with_its_starter_and_check(exercise_id: str) -> None:
     exercise = EXERCISES[exercise_id]
@@ -126,3 +134,4 @@ def test_a_lab_shows_its_preset_and_goal() -> None:
     assert "Goal: one trace <for> all sizes" in lab.text()
     header = lab.children[0].value
     assert "one trace &lt;for&gt; all sizes" in header and "<for>" not in header
+

@@ -227,8 +227,10 @@ def clip_and_sum(x):
 
 print(tf.autograph.to_code(clip_and_sum))"""),
         md("""Read `ag__.for_stmt` and `ag__.if_stmt`: these dispatch to graph ops when the condition is
-a tensor, and fall back to plain Python when it is a Python value — which is why a Python
-`bool` or `int` argument is baked into the graph (lesson 03)."""),
+a tensor, and fall back to plain Python when it is a Python value. (A Python `bool` or `int`
+*argument* is fixed earlier, and not by AutoGraph: its value is part of the cache key, so each
+value traces its own graph — `tf.function(..., autograph=False)` still traces twice for `True`
+then `False`. Lesson 03.)"""),
         code("""\
 clip_and_sum_graph = tf.function(clip_and_sum)
 print(clip_and_sum_graph(tf.constant([0.5, 2.0, 0.25])).numpy())"""),
@@ -355,8 +357,9 @@ and only twice. The graph contains the `+ 1` op but no `print`. To print on ever
 ## The cache key: the input signature
 
 TensorFlow keys its cache on the **signature** of the call: for tensors, their dtype and shape;
-for Python values (ints, floats, bools, strings), their *value*; for other objects, their
-identity or hash. Same signature → cached graph. New signature → new trace."""),
+for Python values (ints, floats, bools, strings), their *value*, compared with `==`; for other
+objects, their identity, or their hash and `==` if they define them (lesson 06). Same signature →
+cached graph. New signature → new trace."""),
         code("""\
 %%tracewatch
 add_one(tf.constant(5))       # int32 scalar: cached
@@ -364,7 +367,20 @@ add_one(tf.constant(5.0))     # float32 scalar: new dtype
 add_one(3)                    # a Python int: its value is part of the key
 add_one(3)                    # same value: cached
 add_one(4)                    # new value: new trace"""),
-        md("""## Concrete functions
+        md("""**Values that compare equal share a graph.** `1 == 1.0 == True` in Python, so the cache
+treats them as one key: a call with `1.0` after a call with `1` runs the graph traced for `1`,
+and gets what that graph computes — here an `int32` tensor where eager mode makes `float32`
+(and `bool` for `True`):"""),
+        code("""\
+@tf.function
+def fill(value):
+    return tf.fill([2], value)
+
+print(fill(1).dtype, fill(1.0).dtype, fill(True).dtype, "| traces:", fill.experimental_get_tracing_count())
+print("eagerly:", tf.fill([2], 1).dtype, tf.fill([2], 1.0).dtype, tf.fill([2], True).dtype)"""),
+        md("""Pass one Python type consistently (or a tensor, whose dtype *is* in the key).
+
+## Concrete functions
 
 Each graph in the cache is a **concrete function**. You can ask for one ahead of time with
 `get_concrete_function`, giving a `tf.TensorSpec` — `None` means "any size": """),
@@ -447,6 +463,7 @@ tensor argument."""),
         md("""## Recap
 
 * First call: trace. Same signature: cached graph. New signature: a new trace.
+* Python values are keyed by `==`: `1`, `1.0` and `True` share one graph (the first one's).
 * Python side effects (print, appending to a list, incrementing a Python counter) run only
   while tracing; TF ops (`tf.print`, `Variable.assign_add`) run on every call.
 * `get_concrete_function(tf.TensorSpec([None], ...))` pre-builds one graph for all sizes.
@@ -513,21 +530,28 @@ print("tracing count:", scaled.experimental_get_tracing_count(), "| new warnings
 *"5 out of the last 5 calls to &lt;function scaled at 0x…&gt; triggered tf.function retracing.
 Tracing is expensive and the excessive number of tracings could be due to (1) creating
 @tf.function repeatedly in a loop, (2) passing tensors with different shapes, (3) passing Python
-objects instead of tensors. …"* — no argument, no value. TensorFlow keeps a window of the last
-10 calls (`FREQUENT_TRACING_WARNING_MAX_CALL_HISTORY = 10`) and warns when 5 of them traced
-(`FREQUENT_TRACING_WARNING_THRESHOLD = 5`), at most twice
-(`FREQUENT_TRACING_WARNING_MAX_WARNING_PER_DETECTOR = 2`) per Python function — per code
-object, so a re-created `tf.function` of the same code shares the two warnings. The second loop
+objects instead of tensors. …"* — no argument, no value. How it counts (`_FrequentTracingDetector`):
+it remembers each call that traced together with the cached calls after it, forgets the oldest
+one once more than 10 calls (`FREQUENT_TRACING_WARNING_MAX_CALL_HISTORY = 10`) have come after
+it, and warns when it remembers 5 traces (`FREQUENT_TRACING_WARNING_THRESHOLD = 5`) — so the
+text may read "5 out of the last 5", "5 out of the last 8" or "5 out of the last 15". It warns at
+most twice (`FREQUENT_TRACING_WARNING_MAX_WARNING_PER_DETECTOR = 2`) per Python function — per
+code object, so a re-created `tf.function` of the same code shares the two warnings. The second loop
 traced 8 more graphs in silence. `%%tracewatch` names the argument and the values on every
 retrace instead.
 
 ## Retracing can be slower than no graph at all
 
-**Predict:** is this loop faster as a `tf.function` or eagerly?"""),
+**Predict:** is this loop faster as a `tf.function` or eagerly? (`--compare-eager` runs the
+cell several times in each mode; `fresh` hands out a number never used before, so every graph
+run retraces, as a real loop over new values would.)"""),
+        code("""\
+import itertools
+fresh = itertools.count(1000)          # 1000, 1001, ...: never the same value twice"""),
         code("""\
 %%tracewatch --compare-eager
 for step in range(30):
-    scaled(x, 100 + step * 0.5)      # 30 new Python floats: 30 traces"""),
+    scaled(x, next(fresh) * 0.5)       # 30 new Python floats: 30 traces, in every run"""),
         md("""**Explain.** Each trace runs the Python code symbolically, builds and optimises a graph:
 milliseconds, where an eager call of these few ops takes microseconds. A loop that traces on
 every call is *slower than plain eager mode*.
@@ -653,7 +677,8 @@ out = encode(features.numpy().astype("float64")[:32])    # NumPy float64, as Num
 
 `input_signature` fixes the signature up front. `None` means "any size" in that dimension:
 `tf.TensorSpec([None, 128], tf.float32)` accepts every batch size, and exactly one graph is
-traced. NumPy inputs are converted to the declared dtype."""),
+traced. Python and NumPy inputs are converted to the declared dtype — a `tf.Tensor` is not: a
+float64 tensor (from a dataset built on float64 NumPy, say) raises a `TypeError`."""),
         code("""\
 @tf.function(input_signature=[tf.TensorSpec([None, 128], tf.float32)])
 def encode_any_batch(batch):
@@ -692,8 +717,8 @@ for dtype in (tf.float32, tf.float64, tf.int32, tf.float16):
 print("graphs:", twice.experimental_get_tracing_count())"""),
         grade("dtype_guess", "twice.experimental_get_tracing_count()", what="graphs traced"),
         md("""A dtype has no "any dtype" to generalise to: `reduce_retracing` does not help with a dtype
-change. The cure is to feed one dtype (`tf.cast`, `np.float32`) or to declare it in an
-`input_signature`, which converts what it can."""),
+change. The cure is to feed one dtype (`tf.cast`, `np.float32`), or to declare it in an
+`input_signature`, which converts Python and NumPy values (a float64 `tf.Tensor` still raises)."""),
         md("""## Cure 3: `drop_remainder=True`
 
 If dropping a few examples per epoch is acceptable (training on shuffled data usually is),
@@ -702,13 +727,17 @@ static batch size."""),
         code("""\
 print(dataset.element_spec)
 print(features_ds := tf.data.Dataset.from_tensor_slices(features).batch(32, drop_remainder=True))"""),
+        md("""`element_spec` is what `tf.data` can promise about *every* batch: without
+`drop_remainder` the last batch may be smaller, so the batch dimension is `None`. Each batch
+itself is a tensor with its actual shape, `(32, 128)` or `(4, 128)` — and that is what
+`encode`'s cache saw. With `drop_remainder=True` the promise is `(32, 128)`."""),
         md("""## What does `None` cost?
 
 A graph traced for `(None, 128)` knows less: inside it, `batch.shape[0]` is `None`. Code
-that needs the batch size must ask at run time with `tf.shape(batch)[0]`. Grappler and XLA
-(`jit_compile=True`, which even compiles once per concrete shape) can optimise less with
-unknown dimensions. For the usual model step this costs little; keep known dimensions (the
-128) known."""),
+that needs the batch size must ask at run time with `tf.shape(batch)[0]`. For the usual model
+step this costs little; keep known dimensions (the 128) known. XLA (`jit_compile=True`) is the
+exception to "one graph for every size": it compiles for concrete shapes, so a `None` dimension
+saves the retrace but not the compilation — one XLA compile per batch size (lesson 07)."""),
         code("""\
 @tf.function(input_signature=[tf.TensorSpec([None, 128], tf.float32)])
 def batch_mean(batch):

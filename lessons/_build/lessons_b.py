@@ -194,10 +194,10 @@ def lesson_06() -> list[Any]:
 re-created in a loop or a re-run cell; understand methods per instance. (Closures and object
 attributes that go stale *without* retracing are in lesson 02.)"""),
         setup("import dataclasses"),
-        md("""## Lists and dicts: the structure is part of the key
+        md("""## Lists and dicts
 
-Containers are flattened: their **structure** (length, keys, nesting) is part of the key, and
-so is every item. **Predict:** how many traces?"""),
+A list or a dict of tensors can be an argument too. **Predict:** how many graphs do `total`
+and `weighted` trace, together, for the six calls below?"""),
         code("""\
 @tf.function
 def total(values):
@@ -212,15 +212,22 @@ x = tf.ones([3])"""),
         code("""\
 %%tracewatch -v structure_report
 total([x, x])
-total([x, x])            # same structure: cached
-total([x, x, x])         # a longer list: structure-changed
+total([x, x])
+total([x, x, x])
 weighted({"x": x, "w": tf.constant(2.0)})
-weighted({"w": tf.constant(5.0), "x": x})   # other values, other order: cached
-weighted({"x": x, "w": 2.0})                 # a Python float inside the dict: retrace"""),
+weighted({"w": tf.constant(5.0), "x": x})
+weighted({"x": x, "w": 2.0})"""),
         grade("structure_guess", "structure_report"),
-        md("""## Dataclasses and other objects
+        md("""**Explain.** Containers are flattened: their **structure** (length, keys, nesting) is part
+of the key, and so is every item. The same list again is cached; a longer list is
+`structure-changed`; a dict with the same keys in another order and other tensor *values* is
+cached (keys are sorted, tensor values are not in the key); a Python float inside the dict is
+keyed by its value, like a Python scalar argument: a new trace.
 
-A mutable dataclass cannot be a cache key at all: TensorFlow raises a `TypeError`."""),
+## Dataclasses and other objects
+
+A plain `@dataclass` defines `==` (`eq=True`), and Python then sets its `__hash__` to `None`:
+it is unhashable, and TensorFlow refuses it as an argument with a `TypeError`."""),
         code("""\
 @dataclasses.dataclass
 class Config:
@@ -231,12 +238,27 @@ def apply_config(x, cfg):
     return x * cfg.scale
 
 apply_config(x, Config(2.0))""", "raises-exception"),
-        md("""A frozen (hashable) dataclass works. TensorFlow keys it by its hash and `==`, holding it
-through a weak reference: a *new but equal* object reuses the graph while the first object is
-alive; a changed value is a new key — and the values inside are baked into the graph like
-Python scalars.
+        md("""That error is the *safe* case. Make the class hashable by identity — `@dataclass(eq=False)`,
+like any plain class — or by force with `unsafe_hash=True`, and TensorFlow accepts it. Then
+mutate a field: the object still matches the graph traced for its old value, and the next call
+silently returns the stale result, with no retrace (TF 2.21, both variants):"""),
+        code("""\
+@dataclasses.dataclass(eq=False)             # hashable by identity, like a plain class
+class MutableConfig:
+    scale: float
 
-**Predict:** how many graphs for the four calls below?"""),
+@tf.function
+def apply_mutable(x, cfg):
+    return x * cfg.scale
+
+mutable_cfg = MutableConfig(2.0)
+print(apply_mutable(x, mutable_cfg).numpy())
+mutable_cfg.scale = 5.0                      # mutated in place
+print(apply_mutable(x, mutable_cfg).numpy(), "traces:", apply_mutable.experimental_get_tracing_count(),
+      "| eagerly:", (x * mutable_cfg.scale).numpy())"""),
+        md("""A **frozen** dataclass cannot be mutated, and it is hashable by its values.
+
+**Predict:** how many graphs does `apply_config` trace for the four calls below?"""),
         code("""\
 @dataclasses.dataclass(frozen=True)
 class FrozenConfig:
@@ -247,12 +269,18 @@ cfg = FrozenConfig(2.0)"""),
         code("""\
 %%tracewatch -v frozen_report
 apply_config(x, cfg)
-apply_config(x, cfg)                   # the same object: cached
-apply_config(x, FrozenConfig(2.0))     # a new object, equal to cfg: cached
-apply_config(x, FrozenConfig(3.0))     # a different value: traced"""),
+apply_config(x, cfg)
+apply_config(x, FrozenConfig(2.0))
+apply_config(x, FrozenConfig(3.0))"""),
         grade("frozen_guess", "frozen_report", "apply_config"),
-        md("""(The cache entry lives as long as the object it was traced for: once `cfg` is garbage
-collected, an equal new object traces again — the report calls that `object-changed`.)"""),
+        md("""**Explain.** TensorFlow keys a hashable object by its hash and `==`, holding it through a
+weak reference: the same object is cached, a *new but equal* object reuses the graph while the
+first object is alive, and a changed value is a new key — the values inside are baked into the
+graph like Python scalars.
+
+Cache entries are never removed, though: once `cfg` is garbage collected, an equal new object
+traces another graph, and the cache holds both (TF 2.21 measures 2 cached graphs). Short-lived
+objects passed as arguments grow the cache."""),
         md("""Cure: pass the *values* as tensors (`apply_config(x, tf.constant(cfg.scale))`), or keep them
 in `tf.Variable`s on a `tf.Module`.
 
@@ -290,8 +318,10 @@ print("a:", a.__call__.experimental_get_tracing_count(), " b:", b.__call__.exper
 
 * Containers: structure and items are part of the key; a dict of tensors with the same keys
   shares one graph.
-* Mutable dataclasses are rejected; frozen ones are keyed by value (equal objects share a
-  graph while the first is alive; a changed value retraces).
+* A default `@dataclass` is rejected (unhashable). With `eq=False` or `unsafe_hash=True` it is
+  accepted — and a mutated field goes stale silently, with no retrace. A frozen one is keyed by
+  value (equal objects share a graph while the first is alive; a changed value retraces; entries
+  are never removed, so short-lived objects grow the cache).
 * A `tf.function` created in a loop or a re-run cell traces again: create it once.
 * Methods have one cache per instance.
 * Captured values and attributes of identity-keyed objects go stale without retracing (lesson 02).
@@ -323,15 +353,18 @@ model.compile(optimizer="sgd", loss="mse")"""),
         code("""\
 %%tracewatch --all
 history = model.fit(X, Y, batch_size=32, epochs=3, verbose=0)"""),
-        md("""**Explain.** Keras (3.x) traces its step once per compiled model, with shapes it relaxes
-itself, so `fit` does not retrace for the last batch. Custom training loops are where
-retracing hides. (`model.predict` uses `reduce_retracing=True`, so a new batch size costs at
-most one extra trace.)
+        md("""**Explain.** `fit` did not retrace for the last batch, and not by magic: Keras turns the
+arrays into a `tf.data` dataset whose batch dimension is unknown (`None` — the last batch may
+be smaller, as lesson 04 showed), and its step functions take the batches from that dataset
+*inside* a graph, so the step is traced once, for shape `(None, 8)`. Keras also wraps them with
+`reduce_retracing=True` (Keras 3.15 `TensorFlowTrainer._make_function`). Your own
+`tf.function` fed batch by batch from Python gets each batch's real shape — custom training
+loops are where retracing hides.
 
 **On a GPU, one more compile.** `compile(jit_compile="auto")` — Keras 3's default — turns XLA
 on when the TensorFlow backend sees a GPU (or another non-CPU device) and every layer supports
-it (Keras 3.15 `Trainer._resolve_auto_jit_compile`); on a CPU-only machine like this one it is
-off. XLA compiles once per concrete input shape even where TensorFlow does not retrace: on a
+it; it stays off on a CPU-only machine like this one, under a distribution strategy, and with
+op determinism enabled (Keras 3.15 `Trainer._resolve_auto_jit_compile`, `model_supports_jit`). XLA compiles once per concrete input shape even where TensorFlow does not retrace: on a
 GPU, the last batch's shape costs an XLA compilation — once, as it is cached too.
 
 ## See XLA compile (on this CPU too)
@@ -369,7 +402,8 @@ and one for the last batch.
 `train_step` trace this time? (Hint: it is a new model and a new `tf.function` each run.)"""),
         guess("loop_guess", "how many traces of train_step for a fresh train_model(epochs=4)?", 8),
         md("""`--live` draws the calls as they happen: each trace is a spike in the time per call,
-tens of milliseconds against a fraction of a millisecond for a cached call."""),
+around a hundred milliseconds against a millisecond or two for a cached call (the report's
+*cached call* column)."""),
         code("""\
 %%tracewatch --live -v loop_report
 train_model(epochs=4)"""),
@@ -390,9 +424,9 @@ the fix it passes quietly. Then run the check:"""),
 ## Keep watching: monitoring
 
 TensorFlow's own warning (*"5 out of the last 5 calls to … triggered tf.function retracing.
-Tracing is expensive…"*) fires only when 5 of its window of the last 10 calls traced, at most
-twice per Python function (lesson 03), and disappears entirely when the TensorFlow logger is set
-to `ERROR` (a common way to silence TF's noise). Instead:
+Tracing is expensive…"*) fires only when it remembers 5 recent calls that traced, at most
+twice per Python function (lesson 03 shows how it counts), and disappears entirely when the
+TensorFlow logger is set to `ERROR` (a common way to silence TF's noise). Instead:
 
 * `%tracewatch on` watches every following cell and shows a short notice under any cell that
   retraced (`%tracewatch off` stops it);
@@ -418,7 +452,8 @@ for t in (2.0, 3.0, 4.0):
         md("""## Recap
 
 * `%%tracewatch --all` shows Keras' internal functions; `fit` does not retrace for the last
-  batch (on a GPU, `jit_compile="auto"` turns XLA on, which compiles once more for its shape).
+  batch because its dataset's batch dimension is unknown (`None`) inside the graph (on a GPU,
+  `jit_compile="auto"` turns XLA on, which compiles once more for the last batch's shape).
 * `--live` shows each trace as a spike in the time per call, while the loop runs.
 * In a custom loop, the learning rate and the last batch are the classic retrace causes:
   a `tf.Variable` and an `input_signature` (or `drop_remainder=True`) fix them.

@@ -73,6 +73,8 @@ def strip(nb: Any) -> Any:
     for n, cell in enumerate(nb.cells):
         cell.id = f"cell-{n:02d}"
         cell.metadata.pop("execution", None)
+        # The answer stays in the build sources and the key: JupyterLab shows cell metadata.
+        cell.metadata.get("tfgraph_lab", {}).pop("answer", None)
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None

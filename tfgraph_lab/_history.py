@@ -19,6 +19,7 @@ from ._calllog import FunctionState, GraphState
 from .counts import is_retrace
 from .datatypes import Reason
 from .explain import explain_trace, mark_wasted
+from .keras_fixes import keras_reason
 from .signatures import Signature
 
 __all__ = ["HISTORY", "History", "explain_new_graph"]
@@ -72,6 +73,9 @@ def explain_new_graph(
     graph.retrace = is_retrace([r.code for r in reasons])  # decided here, once (counts.py)
     if any(r.code == "python-value-changed" for r in reasons):
         reasons = _mark_wasted(graph, earlier, reasons)
+    if state.info.role:  # Keras's step, named by TraceCallback: fixes at the user's level
+        generalised = call_sig is not None and call_sig.leaves != graph.signature.leaves
+        reasons = [keras_reason(r, state.info.role, generalised) for r in reasons]
     if state.info.framework and _KERAS_DIR in state.info.filename:
         owned = bool(state.info.owner)
         reasons = [_keras_rebuilt(r, owned) if r.code == "new-function-object" else r for r in reasons]

@@ -14,6 +14,7 @@ from .datatypes import FixPlan, FunctionSummary, Reason
 from .explain import NOT_RETRACES
 from .failures import creates_variable_per_trace
 from .fixes import code_name, input_signature_plan, reduce_retracing_helps, reduce_retracing_plan
+from .keras_fixes import keras_suggestion
 from .signatures import Signature
 
 __all__ = ["signature_from_history", "suggest_fix"]
@@ -27,9 +28,15 @@ def signature_from_history(history: Sequence[Signature]) -> str | None:
 
 
 def suggest_fix(
-    summary: FunctionSummary, reasons: Sequence[Reason], history: Sequence[Signature]
+    summary: FunctionSummary, reasons: Sequence[Reason], history: Sequence[Signature], role: str = ""
 ) -> str | None:
-    """The change that stops the function's most frequent kinds of retrace (at most two)."""
+    """The change that stops the function's most frequent kinds of retrace (at most two).
+
+    ``role``: the function is Keras's train/test/predict step (named by TraceCallback): the
+    change goes where the user's code meets Keras (:mod:`tfgraph_lab.keras_fixes`)."""
+    if role:
+        retraces = [r for r in reasons if r.code not in NOT_RETRACES]
+        return keras_suggestion(role, retraces, any(g.generalised for g in summary.graphs))
     if summary.failed_traces and any(creates_variable_per_trace(r) for r in reasons):
         short = code_name(summary.qualname)
         return (

@@ -1,0 +1,134 @@
+"""Fixes for Keras's own step functions are Keras-level and work as printed: each suggestion is
+run as written on a fresh model, and TensorFlow's ``experimental_get_tracing_count()`` holds the
+promise (Keras 3)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+import tfgraph_lab  # noqa: E402
+from tfgraph_lab.keras import TraceCallback  # noqa: E402
+from tfgraph_lab.keras_names import step_functions  # noqa: E402
+
+X = np.random.default_rng(0).random((100, 4), dtype=np.float32)
+Y = np.random.default_rng(1).random((100, 1), dtype=np.float32)
+
+
+@pytest.fixture(autouse=True)
+def fresh_history(monkeypatch: Any) -> None:
+    from tfgraph_lab import _history
+
+    monkeypatch.setattr(_history.HISTORY, "objects_per_code", {})
+    monkeypatch.setattr(_history.HISTORY, "last_graphs", {})
+
+
+def model(**compile_options: Any) -> Any:
+    m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dropout(0.2), keras.layers.Dense(1)])
+    m.compile("adam", "mse", **compile_options)
+    return m
+
+
+def traces(m: Any, kind: str) -> dict[str, int]:
+    return {part: fn.experimental_get_tracing_count() for fn, part in step_functions(m, kind)}
+
+
+def code_of(suggestion: str) -> str:
+    return "\n".join(line for line in suggestion.splitlines() if not line.lstrip().startswith("#"))
+
+
+def keras_texts(report: Any) -> list[str]:
+    texts = [f.suggestion or "" for f in report.shown_functions]
+    return texts + [r.fix for e in report.events for r in e.reasons]
+
+
+def test_predict_on_three_lengths_nothing_to_do_then_padding_gives_one_graph() -> None:
+    m, cb = model(), TraceCallback()
+    for n in (10, 37, 64):
+        m.predict(X[:n], verbose=0, callbacks=[cb])
+    fn = cb.report.function("predict step")
+    (reason,) = [r for e in cb.report.events for r in e.reasons if r.code == "shape-changed"]
+    assert reason.fix.startswith("nothing to do") and not reason.plans
+    assert fn.suggestion is not None and fn.suggestion.startswith("# nothing to do")
+    assert not any("@tf.function" in t or "input_signature" in t for t in keras_texts(cb.report))
+    fixed = model()
+    for n in (10, 37, 64):
+        scope = {"np": np, "model": fixed, "x": X[:n], "batch_size": 32}
+        exec(code_of(fn.suggestion), scope)
+        np.testing.assert_allclose(scope["y"], fixed(X[:n]).numpy(), rtol=1e-5, atol=1e-6)
+    assert traces(fixed, "predict") == {"step": 1}
+    # the other way it offers: model(x) runs eagerly, no tf.function traced at all
+    with tfgraph_lab.watch() as w:
+        for n in (10, 37, 64):
+            fixed(X[:n])
+    assert w.report.traces == 0
+
+
+def test_predict_with_steps_per_execution_pads_to_whole_groups() -> None:
+    m, cb = model(steps_per_execution=4), TraceCallback()
+    for n in (10, 100, 64):
+        m.predict(X[:n], batch_size=8, verbose=0, callbacks=[cb])
+    fn = cb.report.function("predict loop")
+    assert fn.retraces == 2 == traces(m, "predict")["loop"] - 1
+    fixes = [r.fix for e in cb.report.events for r in e.reasons if r.code == "structure-changed"]
+    assert len(fixes) == 2 and all("steps_per_execution" in fix for fix in fixes)
+    assert fn.suggestion is not None and "batch_size * steps_per_execution" in fn.suggestion
+    fixed = model(steps_per_execution=4)
+    for n in (10, 100, 64):
+        scope = {"np": np, "model": fixed, "x": X[:n], "batch_size": 8, "steps_per_execution": 4}
+        exec(code_of(fn.suggestion), scope)
+        assert scope["y"].shape == (n, 1)
+    assert traces(fixed, "predict") == {"loop": 1}
+
+
+def test_fit_on_datasets_of_two_static_batch_sizes_and_the_drop_remainder_fix() -> None:
+    m, cb = model(), TraceCallback()
+    rows = tf.data.Dataset.from_tensor_slices((X, Y))
+    for size in (32, 16):
+        m.fit(rows.batch(size, drop_remainder=True), verbose=0, callbacks=[cb])
+    loop = cb.report.function("fit · train loop")
+    assert loop.retraces == 1 == traces(m, "train")["loop"] - 1
+    assert loop.suggestion is not None and "drop_remainder" in loop.suggestion
+    fixed = model()
+    for size in (32, 16):
+        scope = {"ds": rows, "batch_size": size}
+        exec(code_of(loop.suggestion), scope)
+        fixed.fit(scope["ds"], verbose=0)
+    assert traces(fixed, "train") == {"loop": 1, "step": 2}  # 2: the optimizer's variables
+
+
+def test_the_first_train_step_traces_twice_unless_the_optimizer_is_built() -> None:
+    m, cb = model(), TraceCallback()
+    m.fit(X, Y, batch_size=32, verbose=0, callbacks=[cb])
+    (reason,) = [r for e in cb.report.events for r in e.reasons if r.code == "variable-creation"]
+    assert traces(m, "train")["step"] == 2
+    statement = re.search(r"before fit: (.+)$", reason.fix)
+    assert statement is not None
+    fixed = model()
+    exec(statement.group(1), {"model": fixed})
+    fixed.fit(X, Y, batch_size=32, verbose=0)
+    assert traces(fixed, "train") == {"loop": 1, "step": 1}
+
+
+def test_recompiling_to_change_the_learning_rate_and_the_assign_fix() -> None:
+    m, cb = model(), TraceCallback()
+    m.fit(X, Y, batch_size=32, verbose=0, callbacks=[cb])
+    m.compile("adam", "mse")
+    m.fit(X, Y, batch_size=32, verbose=0, callbacks=[cb])
+    step = cb.report.function("fit · train step")
+    assert step.retraces == 1 and step.suggestion is not None
+    fixed = model()
+    fixed.fit(X, Y, batch_size=32, verbose=0)
+    before = traces(fixed, "train")
+    statements = code_of(step.suggestion).splitlines()
+    assert statements[0].startswith("model.compile(")  # once per model: already done above
+    exec("\n".join(statements[1:]), {"model": fixed})
+    fixed.fit(X, Y, batch_size=32, verbose=0)
+    assert float(fixed.optimizer.learning_rate.numpy()) == pytest.approx(1e-4)
+    assert traces(fixed, "train") == before  # no new function, no new trace

@@ -1,0 +1,130 @@
+"""Fixes a Keras user can apply, for Keras's own step functions (named by ``TraceCallback``).
+
+Never ``@tf.function(...)`` on Keras's code: the user cannot edit it. The change goes where their
+code meets Keras — what they pass to ``fit``/``evaluate``/``predict``, ``compile``'s options, or
+calling the model directly. ``role`` is the part the function plays: ``"train"``, ``"test"``
+(``fit``'s validation and ``evaluate``) or ``"predict"``.
+
+What each text claims was measured with ``experimental_get_tracing_count()`` on Keras 3.15 /
+TF 2.21 (tests/test_keras_fixes.py applies the suggestions):
+
+* Keras's step functions are ``tf.function(reduce_retracing=True)``: a second batch size makes
+  one more graph with the batch dimension ``None``, which every later size reuses.
+* ``fit``/``evaluate`` on NumPy arrays or ``ds.batch(n)`` see a batch dimension of ``None``
+  already: one graph whatever the sizes. ``ds.batch(n, drop_remainder=True)`` makes it static,
+  so two datasets with different ``n`` retrace.
+* ``predict`` calls its function once per batch with the batch itself: the last, shorter batch
+  of one call, or another length on the next call, is another shape. Padding ``x`` to a multiple
+  of ``batch_size`` gives one shape (one graph); ``model(x)`` runs eagerly (no graph at all).
+* The train step's first call traces twice because Keras creates the optimizer's variables
+  in it; ``model.optimizer.build(model.trainable_variables)`` before ``fit`` makes it once.
+* ``predict`` with ``steps_per_execution=N`` passes a list of up to N batches: a shorter last
+  group is another structure, another graph, until ``x`` is padded to a multiple of
+  ``batch_size × N``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from .datatypes import Reason
+
+__all__ = ["keras_reason", "keras_suggestion"]
+
+_SHAPE = ("shape-changed", "rank-changed")
+_STEP = {"train": "train function", "test": "test function", "predict": "predict function"}
+_PAD_PREDICT = (
+    "give predict batches of one size: pad x to a multiple of batch_size and drop the extra "
+    "rows (model.predict(x_padded, batch_size=32)[:len(x)]), or call model(x) for an x that fits "
+    "in one batch (it runs eagerly: no graph, no trace)"
+)
+_ONE_SHAPE_FIT = (
+    "give every fit/evaluate call batches of one shape: the same batch_size in every dataset, or "
+    "batches without drop_remainder=True (their batch dimension is then None: one graph for "
+    "every size); train_on_batch/test_on_batch with one batch size"
+)
+
+
+def keras_reason(reason: Reason, role: str, generalised: bool) -> Reason:
+    """``reason`` for a trace of Keras's ``role`` function, with a fix at the user's level.
+
+    ``generalised``: reduce_retracing relaxed this graph's shapes (later sizes reuse it).
+    """
+    code = reason.code
+    if code in ("first-trace", "new-function-object") or role not in _STEP:
+        return reason  # Keras's own new-function-object text comes from _history
+    if code == "variable-creation":
+        fix = (
+            "nothing to fix: a one-off per model and compile(): Keras creates the optimizer's "
+            "variables in the first train step. To avoid it, build them before fit: "
+            "model.optimizer.build(model.trainable_variables)"
+            if role == "train"
+            else "nothing to fix: a one-off per function object"
+        )
+    elif code in _SHAPE:
+        todo = _PAD_PREDICT if role == "predict" else _ONE_SHAPE_FIT
+        fix = (
+            f"nothing to do: Keras's {_STEP[role]} has reduce_retracing, so this one retrace made "
+            f"a graph for every batch size that later calls reuse. To avoid even this one, {todo}"
+            if generalised
+            else todo
+        )
+    elif code == "structure-changed" and role == "predict":
+        fix = (
+            "Keras's predict with steps_per_execution=N passes N batches to one call and fewer "
+            "for the last group (another structure, another graph): pad x to a multiple of "
+            "batch_size × steps_per_execution and drop the extra rows, or predict with a model "
+            "compiled with steps_per_execution=1"
+        )
+    elif code == "dtype-changed":
+        fix = 'give every call data of one dtype (e.g. x.astype("float32") before fit/predict)'
+    else:
+        fix = (
+            "give every call data of one kind and structure: the same tuple or dict of arrays "
+            "or tensors (Keras's function cannot be changed; what you pass can)"
+        )
+    return replace(reason, fix=fix, plans=())
+
+
+def keras_suggestion(role: str, reasons: Sequence[Reason], generalised: bool) -> str | None:
+    """Code to paste for the most frequent of ``reasons`` (retraces only) of Keras's ``role``
+    function (None: none, or nothing at the user's level beyond the reason's text)."""
+    codes = [r.code for r in reasons]
+    if not codes:
+        return None
+    code = max(dict.fromkeys(codes), key=codes.count)
+    if code == "new-function-object":
+        return (
+            'model.compile("adam", "mse")  # once per model: each compile() drops its functions\n'
+            "model.optimizer.learning_rate.assign(1e-4)  # to change the learning rate later"
+        )
+    if role == "predict" and (code in _SHAPE or code == "structure-changed"):
+        group = "batch_size * steps_per_execution" if code == "structure-changed" else "batch_size"
+        lines = (
+            ["# nothing to do: reduce_retracing made one graph for every batch size"] if generalised else []
+        )
+        return "\n".join(
+            [
+                *lines,
+                "# one batch shape for every call: pad x, then drop the extra rows",
+                f"pad = -len(x) % ({group})",
+                "y = model.predict(np.pad(x, [(0, pad)] + [(0, 0)] * (x.ndim - 1)), "
+                "batch_size=batch_size)[: len(x)]",
+                "# or, for an x that fits in one batch: y = model(x)  (eager: no trace)",
+            ]
+        )
+    if code in _SHAPE:
+        lines = (
+            ["# nothing to do: reduce_retracing made one graph for every batch size"] if generalised else []
+        )
+        return "\n".join(
+            [
+                *lines,
+                "# one batch shape for every fit/evaluate: one batch_size, or keep the batch dimension None",
+                "ds = ds.batch(batch_size)  # without drop_remainder=True",
+            ]
+        )
+    if code == "dtype-changed":
+        return 'x = x.astype("float32")  # one dtype for every call'
+    return None

@@ -247,10 +247,8 @@ def test_a_call_site_fix_is_shown_not_applied(shell: Any, trials: list[FixTrial]
     assert trial.plan.call == (("k", "tf.constant(k)"),)
     assert shell.ev("len(cell_runs)") == 1, "a call-site fix must not re-run the cell"
     text = str(trial)
-    assert (
-        "pass `k` as `tf.constant(k)`" in text
-        and "promises 1 graph for the calls measured, instead of 3" in text
-    )
+    assert "pass `k` as `tf.constant(k)`" in text and "it promises 1 graph, instead of 3" in text
+    assert "1 (promised, not run)" in text
 
 
 def test_jit_compile_false_for_xla_recompiles(shell: Any, trials: list[FixTrial]) -> None:
@@ -318,3 +316,12 @@ def test_report_try_fix_from_python() -> None:
     assert trial.to_dict()["verdict"] == "works"
     with pytest.raises(ValueError, match="'nothing' did not retrace"):
         w.report.try_fix("nothing", rerun=namespace["train"], namespace=namespace)
+
+
+def test_the_fix_tried_covers_every_call_of_the_run(shell: Any, trials: list[FixTrial]) -> None:
+    """The first retrace's input_signature ([None, 3]) would reject the later (5, 2) call: the
+    fix tried is the same plan as of its last occurrence, built from every graph seen."""
+    shell.run_cell("@tf.function\ndef widen(x):\n    return tf.reduce_sum(x)\n")
+    trial = try_cell(shell, trials, "[widen(tf.ones(s)) for s in ((4, 3), (2, 3), (5, 2))]\n")
+    assert trial.plan is not None and "tf.TensorSpec([None, None], tf.float32)" in trial.plan.decorator
+    assert trial.verdict == "works" and trial.after is not None and trial.after.traces == 1

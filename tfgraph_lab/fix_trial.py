@@ -63,25 +63,42 @@ def _retracing_functions(report: TraceReport) -> list[FunctionSummary]:
 
 def choose_fix(report: TraceReport, name: str | None = None) -> FixChoice | None:
     """The first fix the report prints for ``name`` (or for the first function that retraced,
-    or that XLA compiled again without a retrace); None when nothing retraced."""
+    or that XLA compiled again without a retrace); None when nothing retraced.
+
+    The fix is the first plan of the function's first retrace reason, as of that reason's last
+    occurrence: a plan is built from the graphs seen so far, so the last one of the same kind
+    (same code and argument, same decorator keyword or call-site rewrite) covers every call of
+    the run — an input_signature wide enough for all of them, the graphs it leaves for all."""
     candidates = _retracing_functions(report)
     if name is not None:
         candidates = [f for f in candidates if f.qualname == name or f.qualname.endswith("." + name)]
     if not candidates:
         return None
     f = candidates[0]
-    for event in report.retrace_events:
-        if (event.qualname, event.filename) != (f.qualname, f.filename):
-            continue
-        for reason in event.reasons:
-            if reason.code in NOT_RETRACES:
-                continue
-            if reason.plans:
-                return FixChoice(f, reason.plans[0], reason.code)
-            return FixChoice(f, None, reason.code, reason.fix)
+    reasons = [
+        r
+        for e in report.retrace_events
+        if (e.qualname, e.filename) == (f.qualname, f.filename)
+        for r in e.reasons
+        if r.code not in NOT_RETRACES
+    ]
+    if reasons:
+        first = reasons[0]
+        if not first.plans:
+            return FixChoice(f, None, first.code, first.fix)
+        plan = first.plans[0]
+        for later in reversed(reasons):
+            same = [p for p in later.plans if _kind(p) == _kind(plan)]
+            if (later.code, later.argument) == (first.code, first.argument) and same:
+                return FixChoice(f, same[0], first.code)
     if f.jit_compile and f.xla_compiles > max(f.traces, 1):
         return FixChoice(f, XLA_OFF, "xla-recompile")
     return FixChoice(f, None, "unexplained", f.suggestion or "")
+
+
+def _kind(plan: FixPlan) -> tuple[str, tuple[tuple[str, str], ...], bool]:
+    """What a plan changes: the decorator keyword, the call-site rewrites, hoisting."""
+    return plan.decorator.split("=", 1)[0], plan.call, plan.hoist
 
 
 @dataclass(frozen=True)

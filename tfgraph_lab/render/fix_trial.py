@@ -39,8 +39,11 @@ def trial_rows(t: FixTrial) -> list[tuple[str, str, str]]:
         assert callable(get)
         return str(get(b)), "—" if a is None else str(get(a))
 
+    traces = pair(lambda r: r.traces)
+    if a is None and t.plan is not None and t.plan.call and not t.applied:
+        traces = (traces[0], f"{t.plan.graphs} (promised, not run)")
     rows = [
-        ("traces", *pair(lambda r: r.traces)),
+        ("traces", *traces),
         ("retraces", *pair(lambda r: r.retraces)),
         ("XLA compilations", *pair(lambda r: r.xla_compiles)),
         ("total time", *pair(lambda r: fmt_seconds(r.seconds))),
@@ -67,8 +70,8 @@ def verdict_sentence(t: FixTrial) -> str:
     if v == "not-applied":
         if t.plan is not None and t.plan.call:
             return (
-                f"not applied: this fix changes the call sites, which only you can do — it "
-                f"promises {plural(t.plan.graphs, 'graph')} for the calls measured, instead of {before}"
+                f"not applied: this fix changes the call sites, which only you can do — for the "
+                f"calls this run made it promises {plural(t.plan.graphs, 'graph')}, instead of {before}"
             )
         return f"not applied: {t.note or 'no change a program can apply'}"
     if v == "fails":

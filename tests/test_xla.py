@@ -1,21 +1,17 @@
 """XLA compilations (jit_compile=True) counted per graph and concrete shape, on CPU XLA.
 
-The count is modelled (see tfgraph_lab/_xla.py); the proof is TensorFlow's own log of each
-compilation: with ``TF_CPP_VMODULE=device_compiler=2`` TF logs "Instantly compiling for
-signature: <function name>[...]" once per XLA compilation (tensorflow/compiler/jit/
-device_compiler.h, TF 2.15-2.21). A subprocess runs real patterns under ``watch()`` and the
-test compares the report's ``xla_compiles`` per function with the lines TF logged.
+In this process TensorFlow was imported before its compile log could be turned on, so these
+counts are modelled (see tfgraph_lab/_xla.py) and marked "at least". TensorFlow's own log of
+each compilation, read by the recorder and checked against the counts, is tested in
+tests/test_xla_log.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
 import sys
-import textwrap
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -90,14 +86,18 @@ def test_the_report_shows_compilations_next_to_traces_with_xla_fixes() -> None:
         for n in [32, 7, 32, 7]:
             stack(tf.ones([n, 64]))
     text = str(w.report)
-    assert "XLA compiled 2×" in text.splitlines()[0]
+    # TF's compile log is off in this process (TF loaded first): the count is modelled, "≥"
+    assert "XLA compiled ≥ 2×" in text.splitlines()[0]
     row = next(line for line in text.splitlines() if line.startswith("_stack_function"))
-    assert row.endswith("compiled by XLA 2×")
+    assert row.endswith("compiled by XLA ≥ 2×")
+    assert "the true count can be higher" in text and "tfgraph-lab run" in text
     assert "None dimension in input_signature stops the retrace, not the XLA compilation" in text
     assert "shape-changed  x: (32, 64) → (7, 64)" in text
     assert "drop_remainder=True" in text and "jit_compile=False" in text
     html = w.report._repr_html_()
-    assert "tfgl-xla" in html and "compiled by XLA 2×" in html
+    assert "tfgl-xla" in html and "compiled by XLA ≥ 2×" in html
+    (entry,) = [f for f in w.report.to_dict()["functions"] if f["qualname"].endswith("stack")]
+    assert (entry["xla_compiles_kind"], entry["xla_compiles_exact"]) == ("at-least", False)
     assert "tfgl-reason-shape-changed" in html
     boxes = re.findall(r"class='(tfgl-reason-box tfgl-reason-shape-changed[^']*)'", html)
     assert boxes == ["tfgl-reason-box tfgl-reason-shape-changed"]  # a compilation is not a retrace
@@ -141,99 +141,7 @@ def test_a_function_compiled_before_the_watch_is_not_counted_as_compiling() -> N
     assert fn.xla_compiles == 0
 
 
-# ------------------------------------------------------------------ against TF's own log
-
-_SCRIPT = textwrap.dedent(
-    """
-    import json, sys
-    import numpy as np
-    import tensorflow as tf
-    import keras
-    import tfgraph_lab
-
-    @tf.function(jit_compile=True, input_signature=[tf.TensorSpec([None, 64], tf.float32)])
-    def stack(x):
-        for _ in range(20):
-            x = tf.tanh(tf.matmul(x, tf.ones([64, 64]) * 0.01) + 0.1)
-        return x
-
-    @tf.function(jit_compile=True)
-    def inner(x):
-        return tf.tanh(x) * 2.0
-
-    @tf.function
-    def outer(x):
-        return inner(x) + 1.0
-
-    @tf.function(jit_compile=True)
-    def loss(x):
-        return tf.reduce_sum(tf.tanh(x))
-
-    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4)])
-    model.compile("sgd", "mse", jit_compile=True)
-    xs = np.ones((100, 8), "float32")
-    ys = np.ones((100, 4), "float32")
-    v = tf.Variable(tf.ones([3]))
-
-    with tfgraph_lab.watch() as w:
-        for n in [32, 7, 33, 5, 32, 7, 33, 5]:
-            stack(tf.ones([n, 64]))
-        for n in [3, 3, 4, 4, 3]:
-            outer(tf.ones([n]))
-        for _ in range(2):
-            with tf.GradientTape() as tape:
-                y = loss(v)
-            tape.gradient(y, v)
-        model.fit(xs, ys, batch_size=32, epochs=3, verbose=0)
-    counts = {f.qualname.rsplit(".", 1)[-1]: f.xla_compiles for f in w.report.functions}
-    estimated = sorted(f.qualname.rsplit(".", 1)[-1] for f in w.report.functions if f.xla_estimated)
-    print("REPORT " + json.dumps({"counts": counts, "estimated": estimated}))
-    """
-)
-
-_LOGGED = re.compile(r"Instantly compiling for signature: (\w+)")
-
-
-def _function_of(name: str) -> str:
-    """``__inference_stack_187``, ``__forward_loss_158``, ``__inference___backward_loss_148_159``
-    → the Python function's name."""
-    name = re.sub(r"^__(inference|forward)_", "", name)
-    name = re.sub(r"^__backward_", "", name)
-    return re.sub(r"(_\d+)+$", "", name)
-
-
-def test_the_count_equals_the_compilations_tensorflow_logged(tmp_path: Path) -> None:
-    script = tmp_path / "scenario.py"
-    script.write_text(_SCRIPT)
-    env = dict(os.environ)
-    env.update(TF_CPP_MIN_LOG_LEVEL="0", TF_CPP_VMODULE="device_compiler=2", TF_ENABLE_ONEDNN_OPTS="0")
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(Path(tfgraph_lab.__file__).parent.parent), env.get("PYTHONPATH", "")]
-    )
-    # Keras's nested XLA step is judged by call time after its first run (``xla_estimated``): a
-    # stall of the machine can pass for a compilation. Such a miss in an *estimated* count, and
-    # only there, gets one more run; the modelled counts must be exact every time.
-    for _ in range(2):
-        done = subprocess.run(
-            [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        if "device_compiler" not in done.stderr:
-            pytest.skip(
-                "this TensorFlow does not log XLA compilations under TF_CPP_VMODULE=device_compiler=2"
-            )
-        logged = Counter(_function_of(name) for name in _LOGGED.findall(done.stderr))
-        report = json.loads(done.stdout.split("REPORT ", 1)[1])
-        counted = {name: n for name, n in report["counts"].items() if n}
-        wrong = {name for name in set(counted) | set(logged) if counted.get(name, 0) != logged.get(name, 0)}
-        assert not wrong - set(report["estimated"]), (counted, dict(logged), done.stderr[-3000:])
-        if not wrong:
-            break
-    assert counted == dict(logged), (counted, dict(logged))
-    assert counted["stack"] == 4
-    assert counted["inner"] == 2
-    assert counted["loss"] == 2  # the forward twin, and the backward pass at tape.gradient
-    assert counted["one_step_on_data"] == 2  # 32-row batches and the last batch of 4 rows
+# TensorFlow's own compile log against these counts: tests/test_xla_log.py
 
 
 @pytest.mark.parametrize(

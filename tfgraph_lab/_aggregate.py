@@ -15,6 +15,7 @@ from typing import Any
 from . import _tf_adapter as tfa
 from ._calllog import CallRecord, FunctionState, GraphState, HitRun, LogEntry
 from ._xla import XlaOutcome, judge_by_time
+from ._xla_counted import LoggedXla, LogWindow, XlaTotals, xla_event_fields, xla_kind
 from .counts import CountRow, Selection, Totals, mean_cached_seconds, totals
 from .datatypes import CallRun, Event, FunctionSummary, GraphSummary, Reason
 from .suggest import suggest_fix
@@ -27,18 +28,6 @@ class Aggregate:
     functions: tuple[FunctionSummary, ...]
     events: tuple[Event, ...]
     runs: tuple[CallRun, ...]
-
-
-class _XlaTotals:
-    """XLA compilations of one function's graphs."""
-
-    __slots__ = ("compiles", "cost_calls", "estimated", "seconds")
-
-    def __init__(self) -> None:
-        self.compiles = 0
-        self.estimated = 0
-        self.seconds = 0.0
-        self.cost_calls = 0.0  # the compilations' time in cached calls of their callers
 
 
 # The counts a FunctionSummary takes as they are summed over the log (same names on CountRow).
@@ -68,7 +57,7 @@ class _Acc(CountRow):
         self.graphs: list[GraphState] = []
         self.hits: dict[int, int] = {}
         self.reasons: list[Reason] = []
-        self.xla = _XlaTotals()
+        self.xla = XlaTotals()
 
     def add_hits(self, graph_index: int, hits: int) -> None:
         self.hits[graph_index] = self.hits.get(graph_index, 0) + hits
@@ -182,6 +171,7 @@ def aggregate(
     log_end: int | None = None,
     hints: dict[tuple[str, str], list[str]] | None = None,
     origin: float | None = None,
+    xla_log: LogWindow | None = None,
 ) -> Aggregate:
     """Summaries per function (user functions first), events in order, summarised runs of
     cached calls, and fix suggestions.
@@ -189,6 +179,7 @@ def aggregate(
     Each function's graph cache lists every graph its objects held by ``log_end`` (the end of
     this watch in the shared log), including graphs traced before the watch began. ``origin``
     is the ``perf_counter`` reading when the watch began: events' ``start`` count from it.
+    ``xla_log``: TensorFlow's XLA compile log of the watch; when usable, it gives the XLA counts.
     """
 
     def since(start: float) -> float | None:
@@ -217,11 +208,15 @@ def aggregate(
             acc.graphs.append(graph)
         return idx
 
-    judged = judge_by_time(entries)
+    logged = LoggedXla.of(xla_log, origin)  # None: TF's log is off, the count is modelled
+    judged = {} if logged is not None else judge_by_time(entries)
     compiled: list[tuple[_Acc, XlaOutcome, float, bool]] = []  # (calling acc, outcome, s, traced)
 
     def xla_of(i: int, entry: Any, acc: _Acc, seconds: float, traced: bool) -> XlaOutcome | None:
         outcome = judged.get(i) or getattr(entry, "xla", None)
+        if logged is not None:
+            logged.note(acc, outcome, len(events))
+            return None  # counted from TF's log at the end
         if outcome is None or not outcome.compiled:
             return None
         compiled.append((acc, outcome, seconds, traced))
@@ -256,10 +251,17 @@ def aggregate(
             if graph is not None:
                 gi = index_of(acc, graph)
                 acc.add_hits(gi, 1)
-            xla = xla_of(i, entry, acc, seconds, False) if judged else None
+            xla = xla_of(i, entry, acc, seconds, False)
             events.append(
                 _event(
-                    n, state, "call", seconds, gi, thread=stack.thread, start=since(start), **_xla_fields(xla)
+                    n,
+                    state,
+                    "call",
+                    seconds,
+                    gi,
+                    thread=stack.thread,
+                    start=since(start),
+                    **xla_event_fields(xla),
                 )
             )
             n += 1
@@ -299,12 +301,14 @@ def aggregate(
                 thread=entry.thread,
                 signature=entry.traces[-1].signature.text if entry.traces else None,
                 reasons=entry.reasons,
-                **_xla_fields(xla),
+                **xla_event_fields(xla),
                 start=since(entry.start),
             )
         )
         n += 1
 
+    if logged is not None:
+        events = logged.place(events, list(accs.values()))
     for caller, outcome, seconds, traced in compiled:
         mean = mean_cached_seconds([caller])
         for target in outcome.targets:
@@ -344,6 +348,7 @@ def aggregate(
             jit_compile=info.jit_compile,
             xla_compiles=acc.xla.compiles,
             xla_estimated=acc.xla.estimated,
+            xla_compiles_kind=xla_kind(acc.xla, info.jit_compile, logged is not None),
             xla_seconds=acc.xla.seconds,
             xla_cost_calls=acc.xla.cost_calls if acc.xla.compiles and acc.xla.cost_calls else None,
             xla_slow_calls=acc.xla_slow_calls,
@@ -388,10 +393,3 @@ def stale_capture_hints(entries: list[LogEntry]) -> dict[tuple[str, str], list[s
                     f"attributes are not part of the cache key, so this did not retrace. {cure}"
                 )
     return hints
-
-
-def _xla_fields(xla: XlaOutcome | None) -> dict[str, Any]:
-    """An event's XLA fields: whether the call compiled, judged by time, and why."""
-    if xla is None:
-        return {}
-    return {"xla_compiled": True, "xla_estimated": xla.maybe, "xla_reasons": xla.reasons}

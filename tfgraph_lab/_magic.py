@@ -377,6 +377,9 @@ def _start_live(recorder: Any) -> Any:
 
 
 def load(ipython: Any) -> None:
+    from ._xla_log import LOG as XLA_LOG
+
+    XLA_LOG.prepare()  # before `import tensorflow` only: then cells count XLA from TF's own log
     ipython.register_magics(TraceWatchMagics)
     from .monitor import resume_after_reload
 

@@ -141,6 +141,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             parser.error(f"no such script: {script!r}")
         script_args = args.args
     _quiet_tensorflow()
+    from ._xla_log import LOG as XLA_LOG
+
+    XLA_LOG.prepare()  # TensorFlow's own XLA compile log, read during the watch (exact counts)
     from .livelog import stream_to_stderr
     from .output import write_chrome_trace, write_json
     from .recorder import TraceRecorder

@@ -293,7 +293,8 @@ _SUMMARY_KEYS = (
     *("qualname", "filename", "firstlineno", "calls", "traces", "failed_traces", "trace_seconds"),
     *("call_seconds", "framework", "function_objects", "objects_traced", "traced_calls", "retraces"),
     *("eager_calls", "reduce_retracing", "input_signature", "wasted_retraces", "hints", "wraps"),
-    *("jit_compile", "xla_compiles", "xla_estimated", "xla_seconds", "xla_cost_calls"),
+    *("jit_compile", "xla_compiles", "xla_estimated", "xla_compiles_kind", "xla_compiles_exact"),
+    *("xla_seconds", "xla_cost_calls"),
     *("xla_slow_calls", "xla_slow_seconds", "graphs", "suggestion"),
 )
 
@@ -328,6 +329,7 @@ class FunctionSummary:
     jit_compile: bool = False
     xla_compiles: int = 0  # XLA compilations of this function's graphs during the watch
     xla_estimated: int = 0  # ...of which judged from call time (see tfgraph_lab._xla)
+    xla_compiles_kind: str = ""  # "exact" (TF's log), "at-least"/"about" (modelled), "" (saved before)
     xla_seconds: float = 0.0  # time of the calls that compiled without tracing (run included)
     xla_cost_calls: float | None = None  # ...in cached calls of the functions that ran them
     xla_slow_calls: int = 0  # own calls that compiled without tracing (not "cached" calls)
@@ -348,6 +350,7 @@ class FunctionSummary:
             _SUMMARY_KEYS,
             hints=list(self.hints),
             graphs=[g.to_dict() for g in self.graphs],
+            xla_compiles_exact=self.xla_compiles_kind == "exact",
         )
 
     @classmethod
@@ -377,6 +380,7 @@ class FunctionSummary:
             jit_compile=bool(data.get("jit_compile", False)),
             xla_compiles=int(data.get("xla_compiles", 0)),
             xla_estimated=int(data.get("xla_estimated", 0)),
+            xla_compiles_kind=str(data.get("xla_compiles_kind", "")),
             xla_seconds=float(data.get("xla_seconds", 0.0)),
             xla_cost_calls=data.get("xla_cost_calls"),
             xla_slow_calls=int(data.get("xla_slow_calls", 0)),

@@ -17,9 +17,12 @@ from .signatures import ArgLeaf, format_shape
 __all__ = [
     "XLA_CODES",
     "XLA_FIX",
+    "constant_value_reason",
     "explain_compile",
     "hidden_shape_reason",
+    "logged_nested_reason",
     "nested_compile_reason",
+    "per_device_reason",
     "taped_reason",
 ]
 
@@ -30,6 +33,8 @@ XLA_CODES = (
     "device-changed",  # same graph and shapes, another device: XLA's cache is per device
     "hidden-shape",  # a nested XLA call whose input sizes only the running graph knows
     "gradient-tape",  # called under a GradientTape: a forward twin and a backward compile too
+    "constant-value",  # same graph and shapes compiled again: a value XLA needs as a constant
+    "per-device",  # one compilation per device (a distribution strategy's replicas)
 )
 
 XLA_FIX = (
@@ -135,4 +140,52 @@ def taped_reason() -> Reason:
         message="called under a GradientTape: XLA compiles a forward twin of this graph and, "
         "for tape.gradient, its backward function (2 compilations per new shape)",
         fix="compute the gradient inside the jit_compile=True function (one compilation)",
+    )
+
+
+# The reasons below explain compilations TensorFlow's own log showed (tfgraph_lab._xla_counted).
+
+CONSTANT_FIX = (
+    "pad or bucket the value to a few sizes (e.g. round the length up to a multiple of 8 and "
+    "mask the rest), or accept one compilation per value; passing it as a tensor instead of a "
+    "Python int stops the retraces, not these compilations"
+)
+
+
+def constant_value_reason(name: str) -> Reason:
+    """XLA compiled a graph again for shapes it had compiled: an argument's value is a
+    compile-time constant (TF 2.21: ``x[:k]`` with ``k`` a tensor argument compiles per value)."""
+    return Reason(
+        "constant-value",
+        argument=name,
+        message=f"XLA compiled {name} again for tensor shapes it had compiled already: an "
+        "argument's value sets a shape here (a slice size, a tf.range limit, a reshape), and "
+        "XLA needs it as a compile-time constant, so it compiles once per value",
+        fix=CONSTANT_FIX,
+    )
+
+
+def per_device_reason(name: str, copies: int) -> Reason:
+    """One call compiled several copies of one function: a strategy's replicas, one per device."""
+    return Reason(
+        "per-device",
+        argument=name,
+        after=str(copies),
+        message=f"XLA compiled {name} {copies}× in this call, once per device: under a "
+        "distribution strategy every replica compiles its own copy (XLA keeps one cache per "
+        "device), so each new shape costs one compilation per device",
+        fix="keep the per-replica batch shape fixed (batch the dataset with drop_remainder=True) "
+        "so each device compiles once; a single graph does not stop the per-device compilations",
+    )
+
+
+def logged_nested_reason(name: str) -> Reason:
+    """An XLA function called inside this graph compiled when the graph ran (TF's log)."""
+    return Reason(
+        "hidden-shape",
+        argument=name,
+        message=f"XLA compiled {name} (jit_compile=True, called inside this graph) when the graph "
+        "ran: it compiles once per concrete size the running graph feeds it, even when the outer "
+        "graph is traced once",
+        fix=XLA_FIX,
     )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .datatypes import CallRun, Event, FunctionSummary, GraphSummary
+from .render.xla import xla_kind
 from .report import TraceReport
 
 __all__ = ["MergedReport", "ProcessCounts", "merge_reports", "process_names"]
@@ -194,8 +195,19 @@ def _sum_functions(parts: list[FunctionSummary]) -> FunctionSummary:
         jit_compile=any(f.jit_compile for f in parts),
         xla_compiles=sum(f.xla_compiles for f in parts),
         xla_estimated=sum(f.xla_estimated for f in parts),
+        xla_compiles_kind=_xla_kind([xla_kind(f) for f in parts if f.xla_compiles or f.xla_compiles_kind]),
         xla_seconds=sum(f.xla_seconds for f in parts),
         xla_cost_calls=sum(f.xla_cost_calls for f in parts if f.xla_cost_calls) or None,
         xla_slow_calls=sum(f.xla_slow_calls for f in parts),
         xla_slow_seconds=sum(f.xla_slow_seconds for f in parts),
     )
+
+
+def _xla_kind(kinds: list[str]) -> str:
+    """Merged XLA counts are exact only when every part's was."""
+    kinds = [k for k in kinds if k]
+    if not kinds:
+        return ""
+    if "about" in kinds:
+        return "about"
+    return "exact" if all(k == "exact" for k in kinds) else "at-least"

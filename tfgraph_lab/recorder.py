@@ -19,6 +19,8 @@ from ._aggregate import Tally, aggregate, stale_capture_hints
 from ._calllog import CallRecord, FunctionState, LiveCounters, LogEntry, WatchLog
 from ._hub import HUB as _HUB
 from ._hub import hooks_installed
+from ._xla_log import LOG as XLA_LOG
+from ._xla_log import LogWindow
 from .budget import TraceBudget
 from .counts import Selection
 from .errors import TraceBudgetExceeded
@@ -30,6 +32,15 @@ __all__ = ["NOT_RETRACES", "CallRecord", "LiveCounters", "TraceRecorder", "is_pa
 
 _perf = time.perf_counter
 _HUB.retrace_sink = log_retrace_record  # every watch and monitor logs retraces as they happen
+
+
+def _open_xla_log() -> tuple[int, int] | None:
+    """Read TensorFlow's XLA compile log during the watch, when it was asked for before
+    TensorFlow loaded (see :mod:`tfgraph_lab._xla_log`); never fails the watch."""
+    try:
+        return XLA_LOG.open()
+    except Exception:  # fd 2 cannot be read here: the XLA count stays modelled
+        return None
 
 
 def is_patched() -> bool:
@@ -63,11 +74,19 @@ class TraceRecorder:
         self.tf_version = ""
         self.degraded: tuple[str, ...] = ()
         self.eager_at_start = False
+        self._xla_mark: tuple[int, int] | None = None  # where TF's compile log stood at start
+        self._xla_window: LogWindow | None = None
 
     def start(self) -> TraceRecorder:
         if self.active:
             raise RuntimeError("this TraceRecorder is already recording")
-        log = self._log = _HUB.attach()
+        mark = _open_xla_log()  # first: TensorFlow may load now, and its start-up lines with it
+        try:
+            log = self._log = _HUB.attach()
+        except BaseException:
+            if mark is not None:
+                XLA_LOG.close(mark)
+            raise
         h = log.handles
         self.tf_version = h.version
         self.degraded = h.missing
@@ -75,6 +94,8 @@ class TraceRecorder:
         self._entries = None
         self._report = None
         self._tally = Tally()
+        self._xla_window = None
+        self._xla_mark = mark
         self.started_at = _perf()
         self.active = True
         return self
@@ -93,6 +114,9 @@ class TraceRecorder:
         finally:
             self.active = False
             _HUB.detach(log)
+            if self._xla_mark is not None:
+                self._xla_window = XLA_LOG.close(self._xla_mark)
+                self._xla_mark = None
 
     def entries(self) -> list[LogEntry]:
         """The log entries of this watch so far (a copy)."""
@@ -177,7 +201,10 @@ class TraceRecorder:
         return self._report
 
     def _build_report(self) -> TraceReport:
-        agg = aggregate(self.entries(), self.log_end, self.hints, self.started_at)
+        window = self._xla_window
+        if self.active and self._xla_mark is not None:
+            window = XLA_LOG.window(self._xla_mark)
+        agg = aggregate(self.entries(), self.log_end, self.hints, self.started_at, window)
         return TraceReport(
             functions=agg.functions,
             events=agg.events,

@@ -19,7 +19,16 @@ from .reasons import argument_change, reason_lines, reasons_html
 if TYPE_CHECKING:
     from ..report import TraceReport
 
-__all__ = ["NONE_DIM_NOTE", "xla_headline", "xla_html", "xla_lines", "xla_row_note"]
+__all__ = [
+    "MODELLED_NOTE",
+    "NONE_DIM_NOTE",
+    "xla_count",
+    "xla_headline",
+    "xla_html",
+    "xla_kind",
+    "xla_lines",
+    "xla_row_note",
+]
 
 MAX_COMPILES_SHOWN = 8
 
@@ -29,11 +38,36 @@ NONE_DIM_NOTE = (
 )
 
 
+MODELLED_NOTE = (
+    "≥: modelled from what XLA's cache is keyed on (graph, device, concrete shapes), not read "
+    "from TensorFlow, whose compile log was off: a value XLA needs as a compile-time constant, "
+    "a call in a distribution strategy's replica thread or inside a graph traced before the "
+    "watch compiles unseen, so the true count can be higher. For TensorFlow's exact count, "
+    "turn its log on before TensorFlow loads: tfgraph-lab run, %load_ext tfgraph_lab before "
+    "import tensorflow, or TF_CPP_VMODULE=device_compiler=2 TF_CPP_MIN_LOG_LEVEL=0"
+)
+
+_PREFIX = {"at-least": "≥ ", "about": "about "}
+
+
+def xla_count(count: int, kinds: Sequence[str]) -> str:
+    """``4×`` (exact, from TensorFlow's log), ``≥ 4×`` (modelled) or ``about 4×`` (some judged
+    by call time): the least certain of ``kinds`` wins."""
+    kind = "about" if "about" in kinds else "at-least" if "at-least" in kinds else ""
+    return f"{_PREFIX.get(kind, '')}{count}×"
+
+
+def xla_kind(fn: FunctionSummary) -> str:
+    """How the count was obtained; a report saved before kinds were recorded was modelled."""
+    return fn.xla_compiles_kind or ("about" if fn.xla_estimated else "at-least")
+
+
 def xla_row_note(fn: FunctionSummary) -> str:
-    """``compiled by XLA 4×`` (``, 1 estimated``) for the function table, else ``""``."""
+    """``compiled by XLA 4×`` (``≥ 4×`` modelled; ``about 4× (1 estimated)``) for the
+    function table, else ``""``."""
     if not fn.xla_compiles:
         return ""
-    note = f"compiled by XLA {fn.xla_compiles}×"
+    note = f"compiled by XLA {xla_count(fn.xla_compiles, [xla_kind(fn)])}"
     if fn.xla_estimated:
         note += f" ({fn.xla_estimated} estimated)"
     return note
@@ -46,7 +80,7 @@ def xla_headline(report: TraceReport) -> str | None:
     compiles = sum(f.xla_compiles for f in report.functions)
     if not compiles:
         return None
-    text = f"XLA compiled {compiles}×"
+    text = f"XLA compiled {xla_count(compiles, [xla_kind(f) for f in report.functions if f.xla_compiles])}"
     seconds = sum(f.xla_seconds for f in report.functions)
     if seconds:
         text += f", +{fmt_seconds(seconds)} beyond tracing"
@@ -63,6 +97,8 @@ def _summary(fn: FunctionSummary, events: Sequence[Event]) -> str:
     """``compiled 4×; the calls that compiled without a retrace took 0.54 s ≈ 1,100
     cached calls`` (for a function whose calls ran another's XLA graph: those calls)."""
     text = xla_row_note(fn).replace("compiled by XLA", "compiled")
+    if text and fn.xla_compiles_kind == "exact":
+        text += " (TensorFlow's compile log)"
     if not text:
         compiled = [e for e in events if e.xla_compiled]
         text = f"{plural(len(compiled), 'call')} compiled an XLA function called inside this graph"
@@ -77,6 +113,8 @@ def _notes(fn: FunctionSummary) -> list[str]:
     notes = []
     if fn.xla_compiles > 1 and fn.input_signature and "None" in fn.input_signature:
         notes.append(NONE_DIM_NOTE)
+    if fn.xla_compiles and xla_kind(fn) != "exact":
+        notes.append(MODELLED_NOTE if xla_kind(fn) == "at-least" else "about: " + MODELLED_NOTE[3:])
     if fn.xla_estimated:
         notes.append(
             "estimated: XLA compiled a function called inside this graph with sizes only the "

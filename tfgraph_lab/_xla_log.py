@@ -1,0 +1,335 @@
+"""TensorFlow's own log of its XLA compilations, read from the process's stderr while a watch runs.
+
+TensorFlow logs every XLA compilation at ``VLOG(2)`` of ``device_compiler``: "Instantly compiling
+for signature: __inference_f_17" (tensorflow/compiler/jit/device_compiler.h, TF 2.15-2.21), and
+every launch of a compiled cluster, cached or not, with other ``device_compiler`` lines. No Python
+API reads it (nor the ``/tensorflow/core/xla_compilations`` counter: see :mod:`tfgraph_lab._xla`),
+and the switch is read once, when TensorFlow's C++ library loads: ``TF_CPP_VMODULE`` set after
+``import tensorflow`` is ignored (TF 2.21, measured), and ``TF_CPP_MIN_LOG_LEVEL`` must be 0 (at 1,
+2 or 3 no VLOG line is written). So:
+
+* :meth:`XlaLog.prepare` asks for the log through the environment, *before* TensorFlow is imported
+  (``tfgraph-lab run`` and ``%load_ext tfgraph_lab`` call it); it also notices a user who set
+  ``TF_CPP_VMODULE=device_compiler=2`` themselves;
+* while a watch runs, file descriptor 2 is a pipe read by a thread (:class:`_Tee`): the compile
+  lines are taken with their time, everything else is written on to the real stderr unchanged,
+  except what the user's own ``TF_CPP_MIN_LOG_LEVEL`` would have hidden when :meth:`prepare`
+  lowered it (TF's INFO lines), and, when the user did not ask for them, the ``device_compiler``
+  lines themselves.
+
+The log proves itself: a watch whose log shows no ``device_compiler`` line although XLA ran is
+not read (TensorFlow was imported before the switch), and the count stays modelled. Plain
+data out: :class:`LogWindow`. No TensorFlow import here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+__all__ = ["LOG", "LogWindow", "XlaLog", "compile_name_parts"]
+
+_COMPILED = re.compile(rb"device_compiler\.\w+:\d+\] Instantly compiling for signature: (\S+)")
+_DEVICE_COMPILER = re.compile(rb"device_compiler\.\w+:\d+\] ")
+# absl (TF >= 2.16): "I0000 00:00:1796280881.614313   10342 file.h:551] ..." (MMDD hh:mm:ss; before
+# absl::InitializeLog the seconds field holds the Unix time); tsl (TF 2.15):
+# "2024-01-02 03:04:05.123456: I tensorflow/compiler/jit/device_compiler.h:551] ...".
+_ABSL = re.compile(rb"^([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d+(?:\.\d+)?)\s+\d+ \S+:\d+\] ")
+_TSL = re.compile(rb"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d+)?): ([IWEF]) \S+:\d+\] ")
+_SEGMENT = re.compile(rb"([^\r\n]*)(?:\r\n|\r|\n)")
+_LOG_START = re.compile(rb"^(?:[IWEF]\d{4} |\d{4}-\d\d-\d\d )")  # C++ writes a line at once
+_SEVERITY = {b"I": 0, b"W": 1, b"E": 2, b"F": 3}
+_ABSL_PREAMBLE = b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR"
+_PIPE_SIZE = 1 << 20  # a burst of C++ log lines written with the GIL held must not fill the pipe
+
+
+@dataclass
+class LogWindow:
+    """What TensorFlow logged during one watch: ``compiles`` as (``perf_counter`` time, name)."""
+
+    compiles: list[tuple[float, str]] = field(default_factory=list)
+    launches: int = 0  # device_compiler lines of any kind: XLA ran with the log on
+    proven: bool = False  # this process's TensorFlow has written its compile log
+
+
+class XlaLog:
+    """The process's reader of TensorFlow's compile log (one per process: fd 2 is one)."""
+
+    def __init__(self) -> None:
+        self.requested = False  # the environment asked TF for the compile lines
+        self.hide = False  # the user did not ask for them: keep them off their stderr
+        self.user_level = 0  # the TF_CPP_MIN_LOG_LEVEL the user wanted (we may have lowered it)
+        self.proven = False
+        self._lock = threading.Lock()
+        self._tee: _Tee | None = None
+        self._users = 0
+        self.compiles: list[tuple[float, str]] = []
+        self.launches = 0
+
+    def prepare(self, environ: dict[str, str] | None = None) -> bool:
+        """Ask TensorFlow for its compile log through the environment; True when it will be on.
+
+        Only before TensorFlow is imported (its C++ side reads the switches once, on load).
+        Lowers ``TF_CPP_MIN_LOG_LEVEL`` to 0 (VLOG lines need it) and remembers the user's
+        level, so that lines below it are still kept off stderr."""
+        env = os.environ if environ is None else environ
+        if "tensorflow" in sys.modules:
+            return self.notice(env)
+        vmodule = env.get("TF_CPP_VMODULE", "")
+        if _vlog_level(vmodule) < 2:
+            self.hide = True
+            env["TF_CPP_VMODULE"] = ",".join(p for p in (vmodule, "device_compiler=2") if p)
+        self.user_level = _int(env.get("TF_CPP_MIN_LOG_LEVEL", "0"))
+        env["TF_CPP_MIN_LOG_LEVEL"] = "0"
+        self.requested = True
+        return True
+
+    def notice(self, env: os._Environ[str] | dict[str, str]) -> bool:
+        """The user's own switches (read at the first watch): the log is requested when they ask
+        for ``device_compiler`` VLOG 2 at log level 0 (whether they did so before TensorFlow
+        loaded, only the log itself will tell)."""
+        if not self.requested:
+            level = max(
+                _vlog_level(env.get("TF_CPP_VMODULE", "")), _int(env.get("TF_CPP_MAX_VLOG_LEVEL", "0"))
+            )
+            self.requested = level >= 2 and _int(env.get("TF_CPP_MIN_LOG_LEVEL", "0")) == 0
+        return self.requested
+
+    def open(self) -> tuple[int, int] | None:
+        """A watch begins: read fd 2 (if the log was requested). Returns the watch's mark."""
+        if not self.notice(os.environ):
+            return None
+        with self._lock:
+            if self._tee is None:
+                tee = _Tee(self)
+                if not tee.start():
+                    return None
+                self._tee = tee
+            self._users += 1
+            return (len(self.compiles), self.launches)
+
+    def window(self, mark: tuple[int, int]) -> LogWindow:
+        """What was logged since ``mark`` (a snapshot; reading goes on)."""
+        if self._tee is not None:
+            self._tee.flush()
+        with self._lock:
+            return LogWindow(list(self.compiles[mark[0] :]), self.launches - mark[1], self.proven)
+
+    def close(self, mark: tuple[int, int]) -> LogWindow:
+        """A watch ends: its window; fd 2 is the real stderr again once no watch reads it."""
+        window = self.window(mark)
+        with self._lock:
+            self._users -= 1
+            tee = self._tee if self._users <= 0 else None
+            if tee is not None:
+                self._tee = None
+                self._users = 0
+        if tee is not None:
+            tee.stop()
+            with self._lock:
+                window = LogWindow(list(self.compiles[mark[0] :]), self.launches - mark[1], self.proven)
+                self.compiles.clear()
+                self.launches = 0
+        return window
+
+    def _took(self, line: bytes, seen: float) -> bool:
+        """One line of fd 2: record it if it is a compile line; True to pass it on."""
+        if _DEVICE_COMPILER.search(line) is not None:
+            match = _COMPILED.search(line)
+            with self._lock:
+                self.launches += 1
+                self.proven = True
+                if match is not None:
+                    when = _logged_at(line, seen)
+                    self.compiles.append((when, match.group(1).decode("utf-8", "replace")))
+            return not self.hide
+        return True
+
+
+LOG = XlaLog()
+
+
+class _Tee:
+    """fd 2 made a pipe; a daemon thread reads it, hands each line to the log and writes on."""
+
+    def __init__(self, log: XlaLog) -> None:
+        self.log = log
+        self.saved = -1
+        self.read_end = -1
+        self.thread: threading.Thread | None = None
+        self.done = threading.Event()
+        self.busy = False  # the pump holds a chunk it has read but not yet handed on
+
+    def start(self) -> bool:
+        try:
+            sys.stderr.flush()
+            self.saved = os.dup(2)
+            read_end, write_end = os.pipe()
+        except (OSError, ValueError, AttributeError):
+            return False
+        try:
+            import fcntl
+
+            fcntl.fcntl(write_end, 1031, _PIPE_SIZE)  # F_SETPIPE_SZ (Linux); elsewhere 64 KiB
+        except (ImportError, OSError, AttributeError):
+            pass
+        os.dup2(write_end, 2)
+        os.close(write_end)
+        self.read_end = read_end
+        self.thread = threading.Thread(target=self._pump, name="tfgraph_lab-xla-log", daemon=True)
+        self.thread.start()
+        return True
+
+    def flush(self) -> None:
+        """Wait (briefly) until everything written to fd 2 so far has been read."""
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            return
+        deadline = time.monotonic() + 0.5
+        for _ in range(2):  # twice: a chunk between the pipe and the pump is in neither
+            while time.monotonic() < deadline and (self.busy or _pending(self.read_end) > 0):
+                time.sleep(0.002)
+            time.sleep(0.003)
+
+    def stop(self) -> None:
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os.dup2(self.saved, 2)  # the pipe's last write end closes: the pump reads to its end
+        if self.thread is not None:
+            self.thread.join(timeout=2.0)  # a child process still holding the pipe: left running
+        if self.done.is_set():
+            os.close(self.saved)
+
+    def _pump(self) -> None:
+        pending = b""
+        dropping = False
+        try:
+            while True:
+                try:
+                    chunk = os.read(self.read_end, 65536)
+                except InterruptedError:
+                    continue
+                if not chunk:
+                    break
+                self.busy = True
+                seen = time.time()
+                data = pending + chunk
+                out = []
+                dropping = False  # a C++ message and its continuation lines come in one write
+                end = 0
+                for match in _SEGMENT.finditer(data):  # lines, and progress bars' "\r" pieces
+                    end = match.end()
+                    keep, dropping = self._keep(match.group(1), seen, dropping)
+                    if keep:
+                        out.append(match.group(0))
+                pending = data[end:]
+                if pending and _LOG_START.match(pending) is None:
+                    out.append(pending)  # a partial line (a progress bar): on at once
+                    pending = b""
+                _write_all(self.saved, b"".join(out))
+                self.busy = False
+            if pending:
+                _write_all(self.saved, pending)
+        finally:
+            os.close(self.read_end)
+            self.done.set()
+
+    def _keep(self, line: bytes, seen: float, dropping: bool) -> tuple[bool, bool]:
+        log = self.log
+        match = _ABSL.match(line) or _TSL.match(line)
+        if match is None:
+            if log.user_level and line == _ABSL_PREAMBLE:
+                return False, dropping
+            return not dropping, dropping
+        letter = match.group(1) if match.re is _ABSL else match.group(7)
+        if _SEVERITY.get(letter, 0) < log.user_level:
+            log._took(line, seen)
+            return False, True
+        return log._took(line, seen), False
+
+
+def compile_name_parts(name: str) -> tuple[str, str]:
+    """``__inference_f_17`` → ("f", "inference"); ``__forward_loss_158`` → ("loss", "forward");
+    ``__inference___backward_loss_148_159`` → ("loss", "backward"); else (name, "")."""
+    match = re.match(r"^__inference___backward_(.+?)_\d+_\d+$", name)
+    if match:
+        return match.group(1), "backward"
+    match = re.match(r"^__(inference|forward)_(.+?)_\d+$", name)
+    if match:
+        return match.group(2), match.group(1)
+    return name, ""
+
+
+def _logged_at(line: bytes, seen: float) -> float:
+    """The ``perf_counter`` time a log line was written, from its own timestamp (µs), else
+    from when it was read."""
+    offset = time.time() - time.perf_counter()
+    wall = seen
+    match = _ABSL.match(line)
+    try:
+        if match is not None:
+            month, day, hour, minute, second = match.group(2, 3, 4, 5, 6)
+            if month == b"00":  # before absl::InitializeLog: the seconds field is Unix time
+                wall = float(second)
+            else:
+                now = time.localtime(seen)
+                stamp = (now.tm_year, int(month), int(day), int(hour), int(minute), 0, 0, 0, -1)
+                wall = time.mktime(stamp) + float(second)
+        else:
+            match = _TSL.match(line)
+            if match is not None:
+                year, month, day, hour, minute, second = (match.group(i) for i in range(1, 7))
+                stamp = (int(year), int(month), int(day), int(hour), int(minute), 0, 0, 0, -1)
+                wall = time.mktime(stamp) + float(second)
+    except (ValueError, OverflowError):
+        wall = seen
+    if abs(wall - seen) > 60:  # a clock or format we misread: the read time is near enough
+        wall = seen
+    return wall - offset
+
+
+def _vlog_level(vmodule: str) -> int:
+    for part in vmodule.split(","):
+        name, _, level = part.partition("=")
+        if name.strip() in ("device_compiler", "device_compiler*"):
+            return _int(level)
+    return 0
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text.strip() or 0)
+    except ValueError:
+        return 0
+
+
+def _pending(fd: int) -> int:
+    """Bytes waiting in the pipe (Linux FIONREAD); 0 where it cannot be asked."""
+    try:
+        import array
+        import fcntl
+        import termios
+
+        buf = array.array("i", [0])
+        fcntl.ioctl(fd, termios.FIONREAD, buf, True)
+        return int(buf[0])
+    except (ImportError, OSError, ValueError):
+        return 0
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        try:
+            written = os.write(fd, data)
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+        data = data[written:]

@@ -264,7 +264,13 @@ def try_fix(
         _, after, error, seconds = _run(rerun, capture=True)
     reruns.append("with the fix")
     after_figures = RunFigures.from_report(w.report, f, seconds)
-    trial = FixTrial(applied=True, after=after_figures, reruns=tuple(reruns), **common)  # type: ignore[arg-type]
+    notes = []
+    if before_seconds is None:
+        notes.append(
+            "total time: before is the watched block's, after is rerun()'s (the same only when "
+            "the block was rerun() alone); the per-call times compare the same calls"
+        )
+    trial = FixTrial(applied=True, after=after_figures, reruns=tuple(reruns), note="; ".join(notes), **common)  # type: ignore[arg-type]
     if not fix.made or (fix.traced() == 0 and error is None):
         note = (
             f"the re-run did not call a fixed {choice.name}: the code reaches it through a "
@@ -273,12 +279,13 @@ def try_fix(
         )
         return FixTrial(applied=False, note=note, reruns=tuple(reruns), **common)  # type: ignore[arg-type]
     if fix.hoist and len(fix.once) > 1:
-        trial = _replace(
-            trial,
-            note=f"the code created {len(fix.once)} different Python functions for {choice.name} (a def "
+        notes.insert(
+            0,
+            f"the code created {len(fix.once)} different Python functions for {choice.name} (a def "
             "or lambda inside the loop): one tf.function per Python function, so hoisting the "
             "tf.function alone cannot help — move the def out of the loop too",
         )
+        trial = _replace(trial, note="; ".join(notes))
     if error is not None:
         return _replace(trial, error=error_text(error))
     outputs, detail = _compare(before, after, where, choice.name)

@@ -22,7 +22,7 @@ from tfgraph_lab.errors import UsageProblem
 from tfgraph_lab.hubcheck import kernel, learner, load, table
 from tfgraph_lab.hubcheck.learner import LearnerResult, NotebookResult
 from tfgraph_lab.hubcheck.load import CheckResult
-from tfgraph_lab.hubcheck.rest import check_hub_url
+from tfgraph_lab.hubcheck.rest import ServerAPI, check_hub_url
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -125,6 +125,25 @@ def test_the_token_must_be_able_to_do_what_the_check_does(scopes: list[str], mis
 def test_a_hub_url_must_be_http(url: str) -> None:
     with pytest.raises(UsageProblem):
         check_hub_url(url)
+
+
+@pytest.mark.parametrize(
+    ("hub", "path", "expected"),
+    [
+        (
+            "http://127.0.0.1:8000",
+            "/user/a/",
+            "ws://127.0.0.1:8000/user/a/api/kernels/K/channels?session_id=S",
+        ),
+        (
+            "https://h.example.org/jupyter/",
+            "/jupyter/user/a/",
+            "wss://h.example.org/jupyter/user/a/api/kernels/K/channels?session_id=S",
+        ),
+    ],
+)
+def test_a_learners_server_is_found_from_the_hubs_origin(hub: str, path: str, expected: str) -> None:
+    assert ServerAPI(hub, path, "t").kernel_ws_url("K", "S") == expected
 
 
 def _result(**nb: Any) -> CheckResult:
@@ -352,4 +371,5 @@ def test_a_failing_cell_and_a_hung_cell_make_the_verdict_no(local_hub: Any, tmp_
     (row,) = data["learners"]
     assert (row["ok"], row["failed"], row["timed_out"]) == (2, 2, 1)  # 1/0 failed, the last not run
     assert "do NOT fit" in proc.stdout and "1 cells timed out" in proc.stdout
+    assert "first failure: " in proc.stdout and "broken.ipynb cell 2: error ZeroDivisionError" in proc.stdout
     assert _check_users(local_hub) == []

@@ -40,7 +40,7 @@ SERVICE_NAME = "workshop-check"
 _KEEP = ("PATH", "PYTHONPATH", "LANG", "LC_ALL", "VIRTUAL_ENV")
 # What binder/start sets for the lessons (thread pools sized for a shared machine).
 LESSON_ENV = {
-    "TF_CPP_MIN_LOG_LEVEL": "3",
+    "TF_CPP_MIN_LOG_LEVEL": "2",
     "TF_ENABLE_ONEDNN_OPTS": "0",
     "TF_NUM_INTEROP_THREADS": "1",
     "TF_NUM_INTRAOP_THREADS": "2",

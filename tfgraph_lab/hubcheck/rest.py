@@ -129,10 +129,14 @@ class HubAPI(_Client):
 
 
 class ServerAPI(_Client):
-    """A learner's Jupyter server at ``hub_url + server_path`` (``/user/NAME/``), their token."""
+    """A learner's Jupyter server at ``server_path`` (``/user/NAME/``) on the hub's origin, with
+    the learner's token."""
 
     def __init__(self, hub_url: str, server_path: str, token: str, timeout: float = 60.0) -> None:
-        self.server_url = check_hub_url(hub_url) + "/" + server_path.strip("/")
+        # The hub's server path (``/user/NAME/``, or ``/PREFIX/user/NAME/`` on a hub with a base
+        # URL) is absolute: it goes on the hub's origin, not on its URL.
+        parts = urlsplit(check_hub_url(hub_url))
+        self.server_url = f"{parts.scheme}://{parts.netloc}/" + server_path.strip("/")
         self.token = token
         super().__init__(self.server_url + "/api", token, timeout)
 

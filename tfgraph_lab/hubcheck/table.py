@@ -177,9 +177,17 @@ def verdict(result: CheckResult, max_wait: float | None = None) -> tuple[bool, l
     died = sum(1 for learner in result.learners for nb in learner.notebooks if nb.kernel_died)
     if died:
         reasons.append(f"{died} kernels died (out of memory?)")
-    problems = [p for learner in result.learners for p in learner.problems]
+    problems = [f"{one.name}: {p}" for one in result.learners for p in one.problems]
     if problems:
         reasons.append(f"{len(problems)} problems, first: {problems[0]}")
+    failures = [
+        f"{one.name}, {nb.path.rsplit('/', 1)[-1]} {f}"
+        for one in result.learners
+        for nb in one.notebooks
+        for f in nb.failures
+    ]
+    if failures:
+        reasons.append(f"first failure: {failures[0]}")
     waits = [r.report_s for r in rows if r.report_s is not None]
     if max_wait is not None and waits and max(waits) > max_wait:
         slow = sum(1 for w in waits if w > max_wait)

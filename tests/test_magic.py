@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("tensorflow")
+from _cli import run_cli
 from IPython.core.interactiveshell import InteractiveShell
 
 from tfgraph_lab.recorder import is_patched
@@ -81,6 +82,10 @@ def test_calls_are_placed_in_the_cell_whose_prompt_shows_the_number(shell: Any, 
     # the JSON keeps the name IPython gave the cell (a terminal shell: <ipython-input-N-hash>)
     callers = [e["caller"] for e in json.loads(path.read_text())["events"]]
     assert callers and all(re.fullmatch(rf"<ipython-input-{number}-\w+>:[23]", c) for c in callers), callers
+    # ... and the label it had when recorded, so another process names the cell alike
+    back = run_cli("report", str(path), cwd=tmp_path)
+    assert back.returncode == 0, back.stderr
+    assert f"at In [{number}], line 3" in back.stdout, back.stdout
     # Line numbers count the %%tracewatch line and blank lines, as the cell shows them; an
     # error names the same cell and line as the report (IPython's own ``In[n], line k``).
     failed = shell.run_cell("%%tracewatch -q -v rep\n\nf(tf.ones([35]))\n1 / 0\n", store_history=True)

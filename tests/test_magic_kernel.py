@@ -72,6 +72,7 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> Any:
         client.execute()
     finally:
         mp.undo()
+    nb.metadata["tfgl_root"] = str(root)
     return nb
 
 
@@ -94,6 +95,15 @@ def test_the_report_names_the_cell_whose_prompt_shows_the_number(executed: Any) 
     assert f"In [{number + 1}]" not in text, text
     assert f"JSON caller: cell {number}, line 3" in text, text
     # the function's own place is the set-up cell's prompt, said as the caller lines say it
+    assert f"f  (In [{executed.cells[0].execution_count}], line 4)" in text, text
+
+
+def test_the_json_read_in_another_process_names_the_cells_as_the_notebook_did(executed: Any) -> None:
+    from tfgraph_lab.report import TraceReport
+
+    path = Path(executed.metadata["tfgl_root"]) / "rep.json"
+    text = str(TraceReport.from_json(path.read_text(encoding="utf-8")))  # no kernel here
+    assert f"at In [{executed.cells[1].execution_count}], line 3" in text, text
     assert f"f  (In [{executed.cells[0].execution_count}], line 4)" in text, text
 
 

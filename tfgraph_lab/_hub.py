@@ -31,7 +31,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import _tf_adapter as tfa
@@ -49,7 +49,7 @@ from ._hooks import (
     make_count_only_hook,
     make_gcf_hook,
 )
-from ._pycode import caller_location
+from ._pycode import caller_location, cell_label
 from ._tf_warnings import RetraceWarningHandler, handler_installed, install_handler, remove_handler
 from ._xla import XlaModel, XlaOutcome
 from .datatypes import Reason
@@ -83,6 +83,9 @@ class Hub:
         self.watches: list[WatchLog] = []
         self.calllog = CallLog()
         self.warnings: list[str] = []
+        # Notebook cells named when recorded ({filename: "In [3]"}): renderers, and a report read
+        # back in another process, read these, never a running IPython. Kept for the process.
+        self.labels: dict[str, str] = {}
         self.states: dict[int, FunctionState] = {}
         self.cache_owner: dict[int, FunctionState] = {}
         self.objects_seen: dict[tuple[str, str], int] = {}
@@ -91,20 +94,24 @@ class Hub:
         self.log_handler: RetraceWarningHandler | None = None
         self.xla = XlaModel(None)
         # Called with each record that retraced, on the trace path only (never on a hit).
-        self.retrace_sink: Callable[[CallRecord], None] | None = None
+        self.retrace_sink: Callable[[CallRecord, Mapping[str, str]], None] | None = None
 
     def add_record(self, record: CallRecord) -> None:
         """Append a slow-path record to the log; a retrace goes to the live log as well.
 
         A graph TF built around a function (tf.data wrapper, replica clone) is no retrace of it
         (see :mod:`tfgraph_lab.counts`). Counting is the readers' (``_aggregate``)."""
-        if (
-            self.retrace_sink is not None
-            and not record.state.info.wraps
-            and any(g.retrace for g in record.traces)
-        ):
-            self.retrace_sink(record)  # the live log (set by the recorder)
+        self.label(record.caller)
+        sink = self.retrace_sink
+        if sink is not None and not record.state.info.wraps and any(g.retrace for g in record.traces):
+            sink(record, self.labels)  # the live log (set by the recorder)
         self.calllog.append(record)
+
+    def label(self, place: str | None) -> None:
+        """Name the notebook cell of ``place`` as IPython numbers it now (slow path only)."""
+        cell = cell_label(place)
+        if cell is not None:
+            self.labels[cell[0]] = cell[1]
 
     # ----------------------------------------------------------------- install/remove
     def attach(self) -> WatchLog:
@@ -225,6 +232,7 @@ class Hub:
 
     def _register(self, fn: Any) -> FunctionState:
         info = tfa.describe_function(fn)
+        self.label(info.filename)
         object_no = self.objects_seen.get((info.qualname, info.filename), 0)
         self.objects_seen[(info.qualname, info.filename)] = object_no + 1
         fn_id = id(fn)
@@ -322,6 +330,7 @@ class Hub:
         """A graph whose tf.function no watched call or get_concrete_function touched
         (tf.data, SavedModel): described from the trace's options, held by nothing."""
         info = tfa.describe_function(None, trace.options)
+        self.label(info.filename)
         object_no = self.objects_seen.get((info.qualname, info.filename), 0)
         self.objects_seen[(info.qualname, info.filename)] = object_no + 1
         state = FunctionState(info, lambda: None, object_no)

@@ -2,7 +2,10 @@
 are TensorFlow's, Keras's or ours rather than the user's.
 
 Pure Python introspection (code objects, frames, file paths). Imports neither TensorFlow nor
-IPython; knows TensorFlow only by the folders its packages live in.
+IPython; knows TensorFlow only by the folders its packages live in. :func:`cell_label` reads
+an IPython that is already running through ``sys.modules`` (the one such look-up in the package,
+listed in ``tests/test_architecture.py``), so the recorder can name notebook cells when it
+records.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 __all__ = [
     "PACKAGE_DIR",
     "caller_location",
+    "cell_label",
     "closure_functions",
     "code_location",
     "innermost_python_function",
@@ -130,3 +134,23 @@ def caller_location() -> str | None:
             return f"{filename}:{frame.f_lineno}"
         frame = frame.f_back  # type: ignore[assignment]
     return None
+
+
+def cell_label(place: str | None) -> tuple[str, str] | None:
+    """``(file, "In [3]")`` when the file of ``place`` (``file`` or ``file:line``) is a cell the
+    running IPython compiled (ipykernel names cells ``<tmp>/ipykernel_<pid>/<hash>.py``,
+    terminal IPython ``<ipython-input-3-…>``); None otherwise. Looks only if IPython is imported
+    already, through its ``get_ipython`` and the compiler's ``_filename_map`` (IPython 8 and 9:
+    filename → execution count)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None or not place:
+        return None
+    file, _, line = place.rpartition(":")
+    if not file or not line.isdigit():
+        file = place
+    try:
+        shell = ipython.get_ipython()
+        number = shell.compile._filename_map.get(file) if shell is not None else None
+    except Exception:  # an IPython without that map: keep the path
+        return None
+    return None if number is None else (file, f"In [{number}]")

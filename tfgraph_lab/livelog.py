@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,7 @@ def format_retrace(
     seconds: float,
     thread: str | None = None,
     via: str = "call",
+    labels: Mapping[str, str] | None = None,
 ) -> str:
     """One line: function, reason code(s), argument before → after, the user's line, cost, fix."""
     shown = [r for r in reasons if r.code not in NOT_RETRACES] or list(reasons)
@@ -58,7 +59,7 @@ def format_retrace(
     if via != "call":
         parts.append(f"via {via}")
     if caller:
-        parts.append(f"at {short_path(caller)}")
+        parts.append(f"at {short_path(caller, labels)}")
     if thread:
         parts.append(f"thread {thread}")
     parts.append(f"cost {fmt_seconds(seconds)}")
@@ -68,9 +69,9 @@ def format_retrace(
     return " · ".join(parts)
 
 
-def log_retrace_record(record: CallRecord) -> None:
+def log_retrace_record(record: CallRecord, labels: Mapping[str, str] | None = None) -> None:
     """The hub's retrace sink: emit one WARNING record for a call record that retraced (called on
-    the trace path only)."""
+    the trace path only); ``labels`` names notebook cells (the hub's, resolved when recorded)."""
     try:
         if not LOGGER.isEnabledFor(logging.WARNING):
             return
@@ -88,7 +89,7 @@ def log_retrace_record(record: CallRecord) -> None:
             "via": record.via,
         }
         line = format_retrace(
-            info.qualname, reasons, record.caller, record.seconds, record.thread, record.via
+            info.qualname, reasons, record.caller, record.seconds, record.thread, record.via, labels
         )
         LOGGER.warning("%s", line, extra={"tfgraph_lab": data})
     except Exception:  # a broken handler or formatter must never break the user's call

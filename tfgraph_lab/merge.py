@@ -141,6 +141,8 @@ def merge_reports(
         tf_version=", ".join(dict.fromkeys(r.tf_version for r in reports if r.tf_version)),
         eager_calls=sum(r.eager_calls for r in reports),
         degraded=tuple(dict.fromkeys(d for r in reports for d in r.degraded)),
+        # cells of different processes share no file name (ipykernel's include the pid)
+        labels={k: v for r in reports for k, v in r.labels.items()},
     )
     return MergedReport(merged, tuple(name for name, _ in named), tuple(breakdown))
 

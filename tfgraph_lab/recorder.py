@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -23,6 +23,7 @@ from ._xla_log import LOG as XLA_LOG
 from ._xla_log import LogWindow
 from .budget import TraceBudget
 from .counts import Selection
+from .datatypes import Event, FunctionSummary
 from .errors import TraceBudgetExceeded
 from .explain import NOT_RETRACES
 from .livelog import log_retrace_record
@@ -215,6 +216,7 @@ class TraceRecorder:
             eager_calls=sum(f.eager_calls for f in agg.functions),
             degraded=self.degraded,
             budget=self._budget_text(),
+            labels=_labels_for(agg.functions, agg.events, _HUB.labels),
         )
 
     def _budget_text(self) -> str | None:
@@ -284,6 +286,15 @@ def watch(
             write_watch_scalars(recorder.report, tensorboard_dir)
     if view is not None:
         view.close(recorder.report)  # the report takes the live view's place
+
+
+def _labels_for(
+    functions: Sequence[FunctionSummary], events: Sequence[Event], labels: Mapping[str, str]
+) -> dict[str, str]:
+    """The cell labels (named when recorded) of the files the report names."""
+    files = {f.filename for f in functions}
+    files.update(e.caller.rsplit(":", 1)[0] for e in events if e.caller)
+    return {file: labels[file] for file in sorted(files) if file in labels}
 
 
 def _live_view(recorder: TraceRecorder) -> Any:

@@ -9,8 +9,8 @@ stored, compared, serialised and rendered anywhere. Imports nothing from the rec
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, MutableMapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .counts import Selection, Totals, totals
@@ -44,6 +44,9 @@ class TraceReport:
     # graph_seconds, eager_seconds; graph_runs, eager_runs (every timing, watched run first)
     compare_eager: dict[str, Any] | None = None
     runs: tuple[CallRun, ...] = ()
+    # {filename: "In [3]"}: notebook cells, named when the calls were recorded (renderers read
+    # these, never a running IPython, so the JSON read in another process names them alike)
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     def with_options(self, **changes: Any) -> TraceReport:
         """A copy with some fields changed (e.g. ``show_framework=True``)."""
@@ -207,6 +210,7 @@ class TraceReport:
             "summarised_runs": [r.to_dict() for r in self.runs],
             "warnings": list(self.warnings),
             **({"compare_eager": self.compare_eager} if self.compare_eager else {}),
+            **({"labels": dict(self.labels)} if self.labels else {}),
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -238,6 +242,7 @@ class TraceReport:
             budget=data.get("budget"),
             compare_eager=data.get("compare_eager"),
             runs=tuple(CallRun.from_dict(r) for r in data.get("summarised_runs", [])),
+            labels={str(k): str(v) for k, v in (data.get("labels") or {}).items()},
         )
 
     @classmethod

@@ -1,20 +1,27 @@
-"""Small formatting helpers shared by the text and HTML renderers."""
+"""Small formatting helpers shared by the text and HTML renderers.
+
+Places read cell labels from the mapping they are given (a report's ``labels``, resolved when
+the calls were recorded): nothing here asks a running IPython.
+"""
 
 from __future__ import annotations
 
 import os
-import sys
+from collections.abc import Mapping
 
 __all__ = ["fmt_count", "fmt_seconds", "place", "plural", "short_path"]
 
 
-def short_path(path: str) -> str:
-    """A file path as a reader wants it: ``In [3]`` for a notebook cell, relative to the
-    working directory when inside it, from the package on for installed code."""
-    cell = _notebook_cell(path.rsplit(":", 1)[0] if ":" in path[2:] else path)
+def short_path(path: str, labels: Mapping[str, str] | None = None) -> str:
+    """A file path (``file`` or ``file:line``) as a reader wants it: the notebook cell's label
+    from ``labels`` (a report's ``labels``: ``In [3], line 7``), relative to the working
+    directory when inside it, from the package on for installed code."""
+    file, line = path.rsplit(":", 1) if ":" in path[2:] else (path, "")
+    if not line.isdigit():
+        file, line = path, ""
+    cell = (labels or {}).get(file)
     if cell is not None:
-        line = path.rsplit(":", 1)[1] if ":" in path[2:] else ""
-        return f"{cell}, line {line}" if line.isdigit() else cell
+        return f"{cell}, line {line}" if line else cell
     if not path or path.startswith("<"):
         return path
     try:
@@ -29,10 +36,10 @@ def short_path(path: str) -> str:
     return path
 
 
-def place(filename: str, line: int | None) -> str:
+def place(filename: str, line: int | None, labels: Mapping[str, str] | None = None) -> str:
     """Where a function is defined, as the caller lines say it: ``In [1], line 7`` for a
-    notebook cell, ``train.py:7`` for a file."""
-    return short_path(f"{filename}:{line}" if line else filename)
+    notebook cell (named in ``labels``), ``train.py:7`` for a file."""
+    return short_path(f"{filename}:{line}" if line else filename, labels)
 
 
 def fmt_seconds(seconds: float) -> str:
@@ -43,20 +50,6 @@ def fmt_seconds(seconds: float) -> str:
         ms = seconds * 1000
         return f"{ms:.0f} ms" if ms >= 100 else f"{ms:.1f} ms"
     return f"{seconds * 1e6:.0f} µs"
-
-
-def _notebook_cell(filename: str) -> str | None:
-    """``In [3]`` when ``filename`` is a cell IPython compiled (ipykernel names cells
-    ``/tmp/ipykernel_<pid>/<hash>.py``). Looks only if IPython is already imported."""
-    ipython = sys.modules.get("IPython")
-    if ipython is None:
-        return None
-    try:
-        shell = ipython.get_ipython()
-        number = shell.compile._filename_map.get(filename) if shell is not None else None
-    except Exception:  # an IPython without that map: keep the path
-        return None
-    return None if number is None else f"In [{number}]"
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

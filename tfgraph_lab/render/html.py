@@ -10,6 +10,7 @@ classes too (``tfgl-reason-shape-changed``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 from typing import TYPE_CHECKING
 
@@ -141,7 +142,7 @@ def _function_table(functions: tuple[FunctionSummary, ...]) -> str:
 
 def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event]) -> str:
     has = " tfgl-has-retraces" if fn.retraces else ""
-    where = place(fn.filename, fn.firstlineno)
+    where = place(fn.filename, fn.firstlineno, report.labels)
     out = [
         f"<div class='tfgl-function{has}' data-qualname='{escape(fn.qualname, quote=True)}'>"
         f"<h4><code>{escape(fn.qualname)}</code> <span class='tfgl-muted'>{escape(where)}</span></h4>"
@@ -167,7 +168,7 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
     shown = [e for e in events if any(r.code != "first-trace" for r in e.reasons) or e.failed_trace]
     said: set[tuple[str, str]] = set()
     for e in shown[:MAX_RETRACES_SHOWN]:
-        out.append(_event_html(e, fn, said))
+        out.append(_event_html(e, fn, said, report.labels))
     if len(shown) > MAX_RETRACES_SHOWN:
         out.append(
             f"<p class='tfgl-muted'>… {len(shown) - MAX_RETRACES_SHOWN} more traces (see the JSON)</p>"
@@ -183,12 +184,12 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
     return "".join(out)
 
 
-def _event_html(e: Event, fn: FunctionSummary, said: set[tuple[str, str]]) -> str:
+def _event_html(e: Event, fn: FunctionSummary, said: set[tuple[str, str]], labels: Mapping[str, str]) -> str:
     """One traced call; the message and fix of a (code, argument) pair are shown once."""
     label = f"call #{e.index + 1}" if e.via == "call" else e.via
     meta = [f"cost {cost_text(e, fn)}" + (" — wasted retrace" if e.wasted else "")]
     if e.caller:
-        meta.append(f"at {short_path(e.caller)}")
+        meta.append(f"at {short_path(e.caller, labels)}")
     if e.thread:
         meta.append(f"thread {e.thread}")
     failed = failure_html(e.error or "", label) if e.failed_trace else ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..datatypes import Event, FunctionSummary
@@ -76,8 +77,8 @@ def _fit(name: str, width: int) -> str:
     return name if len(name) <= width else "…" + name[-(width - 1) :]
 
 
-def _where(fn: FunctionSummary) -> str:
-    return place(fn.filename, fn.firstlineno)
+def _where(fn: FunctionSummary, labels: Mapping[str, str]) -> str:
+    return place(fn.filename, fn.firstlineno, labels)
 
 
 def render_text(report: TraceReport) -> str:
@@ -115,7 +116,7 @@ def render_text(report: TraceReport) -> str:
             compiled.setdefault((e.qualname, e.filename), []).append(e)
     for fn in shown:
         lines.append("")
-        lines.append(f"{fn.qualname}  ({_where(fn)})")
+        lines.append(f"{fn.qualname}  ({_where(fn, report.labels)})")
         if fn.eager_calls:
             lines.append(f"  ran eagerly {plural(fn.eager_calls, 'time')}: no graph, no tracing")
         if fn.graphs:
@@ -135,7 +136,7 @@ def render_text(report: TraceReport) -> str:
             lines.append("  traces:")
             said: set[tuple[str, str]] = set()
             for e in explained[:MAX_RETRACES_SHOWN]:
-                lines += _event_lines(e, fn, said)
+                lines += _event_lines(e, fn, said, report.labels)
             if len(explained) > MAX_RETRACES_SHOWN:
                 lines.append(f"    … {len(explained) - MAX_RETRACES_SHOWN} more (see the JSON)")
         lines += xla_lines(fn, compiled.get((fn.qualname, fn.filename), []))
@@ -161,7 +162,9 @@ def render_text(report: TraceReport) -> str:
     return "\n".join(lines)
 
 
-def _event_lines(e: Event, fn: FunctionSummary, said: set[tuple[str, str]]) -> list[str]:
+def _event_lines(
+    e: Event, fn: FunctionSummary, said: set[tuple[str, str]], labels: Mapping[str, str]
+) -> list[str]:
     """Lines for one traced event; why/fix are printed once per (code, argument)."""
     label = f"    call #{e.index + 1}" if e.via == "call" else f"    {e.via}"
     lines = []
@@ -170,7 +173,7 @@ def _event_lines(e: Event, fn: FunctionSummary, said: set[tuple[str, str]]) -> l
     lines += reason_lines(e.reasons, label, said)
     extra = [f"cost {cost_text(e, fn)}" + (" (wasted)" if e.wasted else "")]
     if e.caller:
-        extra.append(f"at {short_path(e.caller)}")
+        extra.append(f"at {short_path(e.caller, labels)}")
     if e.thread:
         extra.append(f"thread {e.thread}")
     lines.append("        " + " · ".join(extra))

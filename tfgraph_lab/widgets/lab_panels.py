@@ -113,7 +113,11 @@ def fix_hint_html(session: LabSession, predicting: bool) -> str:
     """Next to «Apply the fix»: the change it would make, or why there is none to make."""
     plan = session.suggested_fix()
     if plan is None:
-        why = "applied" if session.fix else "none yet: it appears after a retrace whose fix is a decorator change"
+        why = (
+            "applied"
+            if session.fix
+            else "none yet: it appears after a retrace whose fix is a decorator change"
+        )
         return f"<span class='tfgl-muted'>decorator fix: {escape(why)}</span>"
     ask = " — first say how many graphs the cache will hold" if predicting else ""
     return (

@@ -51,7 +51,9 @@ class PredictionGame:
         before «Apply the fix»): right when it equals TensorFlow's own count."""
         after = fixed.graphs_after
         said = f"you said {guess}"
-        head = f"Right: {plural(after, 'graph')}" if guess == after else f"Miss: {said}, TensorFlow kept {after}"
+        head = (
+            f"Right: {plural(after, 'graph')}" if guess == after else f"Miss: {said}, TensorFlow kept {after}"
+        )
         text = (
             f"{head} for the {plural(fixed.calls, 'call')} so far ({fixed.graphs_before} before the fix)."
             f" The fix's own promise: {fixed.plan.promise}."

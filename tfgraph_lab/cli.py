@@ -10,13 +10,16 @@ Exit status of ``run``: the script's own status; 3 when the script succeeded but
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import runpy
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 from urllib.parse import urlsplit
 
 from . import __version__
@@ -140,16 +143,25 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if not os.path.isfile(script):
             parser.error(f"no such script: {script!r}")
         script_args = args.args
+    from .output import check_writable, write_chrome_trace, write_json
+
+    try:  # before the script runs, and absolute: the script may os.chdir
+        json_path = args.json and check_writable(args.json, "--json")
+        trace_path = args.trace and check_writable(args.trace, "--trace", "trace.json")
+    except TfgraphLabError as exc:
+        print(f"tfgraph-lab: {exc}. The script was not run.", file=sys.stderr)
+        return 2
     _quiet_tensorflow()
     from ._xla_log import LOG as XLA_LOG
 
     XLA_LOG.prepare()  # TensorFlow's own XLA compile log, read during the watch (exact counts)
     from .livelog import stream_to_stderr
-    from .output import write_chrome_trace, write_json
     from .recorder import TraceRecorder
 
     recorder = TraceRecorder(budget, xla_budget)
     status = 0
+    interrupted = False
+    parent = os.getpid()
     old_argv = sys.argv
     if module is not None:
         sys.argv = [module, *script_args]  # runpy puts the module's path in argv[0]
@@ -173,6 +185,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                     runpy.run_path(script, run_name="__main__")
             except SystemExit as exc:
                 status = _exit_code(exc.code)
+            except KeyboardInterrupt:
+                traceback.print_exc()
+                status, interrupted = 130, True
             except BaseException:
                 traceback.print_exc()
                 status = 1
@@ -185,26 +200,49 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         sys.argv = old_argv
         if sys.path and sys.path[0] == path0:
             sys.path.pop(0)
-    sys.stdout.flush()
+    if os.getpid() != parent:
+        return status  # a forked child that returned: only the parent reports
+    with contextlib.suppress(ValueError, OSError):  # the script may have closed sys.stdout
+        sys.stdout.flush()
     report = recorder.report
     if args.all:
         report = report.with_options(show_framework=True)
+    err = _stderr()
     if not args.quiet:
-        print(report, file=sys.stderr)
+        print(report, file=err)
     try:
-        if args.json:
-            write_json(report, args.json)
-        if args.trace:
-            write_chrome_trace(report, args.trace)
+        if json_path:
+            write_json(report, json_path)
+        if trace_path:
+            write_chrome_trace(report, trace_path)
     except TfgraphLabError as exc:
-        print(f"tfgraph-lab: {exc}", file=sys.stderr)
+        print(f"tfgraph-lab: {exc}", file=err)
         return status or 2
+    if interrupted:
+        _die_by_sigint(err)
     if status == 0:
         overruns, xla_overruns = recorder.overruns()
         if overruns or xla_overruns:
             print(f"tfgraph-lab: {budget_message(overruns, xla_overruns)}", file=sys.stderr)
             return EXIT_BUDGET
     return status
+
+
+def _stderr() -> TextIO:
+    """Where the report goes: stderr, even when the script closed ``sys.stderr``."""
+    for stream in (sys.stderr, sys.__stderr__):
+        if stream is not None and not stream.closed:
+            return stream
+    return open(2, "w", closefd=False)
+
+
+def _die_by_sigint(err: TextIO) -> None:
+    """End as ``python`` ends on an uncaught KeyboardInterrupt: killed by SIGINT (status -2 to
+    a parent, 130 in a shell), so a caller's own Ctrl-C handling sees what it expects."""
+    err.flush()
+    if hasattr(signal, "SIGINT") and hasattr(os, "kill"):
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
 
 
 def _module_exists(name: str) -> bool:
@@ -249,17 +287,18 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _report(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .merge import merge_reports, process_names
-    from .output import write_chrome_trace, write_html, write_text
+    from .output import read_report, write_chrome_trace, write_html, write_text
     from .render.merged import render_breakdown_text, render_page
-    from .report import TraceReport
 
     reports = []
     for path in args.paths:
         try:
-            with open(path, encoding="utf-8") as fh:
-                reports.append(TraceReport.from_json(fh.read()))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            parser.error(f"cannot read a tfgraph_lab report from {path!r}: {exc}")
+            reports.append(read_report(path))
+        except ValueError as exc:
+            print(
+                f"tfgraph-lab report: cannot read a tfgraph_lab report from {path!r}: {exc}", file=sys.stderr
+            )
+            return 2
     merged = None
     if len(reports) == 1:
         report = reports[0]

@@ -1,4 +1,8 @@
-"""Writing reports to files: the one place that opens a path a user gave us.
+"""Reading and writing reports as files: the one place that opens a path a user gave us.
+
+``read_report`` checks a saved report against JSON version 1's schema
+(:mod:`tfgraph_lab.report_schema`) before building it, so a file of the wrong shape is a
+ValueError naming the first bad place, never a traceback.
 
 ``write_json`` writes exactly the path it is given (nothing next to it, no temp files) and turns
 every OS error into a :class:`~tfgraph_lab.errors.TfgraphLabError` that names the path and the
@@ -9,14 +13,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
 
 from .errors import TfgraphLabError
+from .report import TraceReport
+from .report_schema import first_problem
 
-if TYPE_CHECKING:
-    from .report import TraceReport
-
-__all__ = ["check_writable", "write_chrome_trace", "write_html", "write_json", "write_text"]
+__all__ = ["check_writable", "read_report", "write_chrome_trace", "write_html", "write_json", "write_text"]
 
 
 def write_json(report: TraceReport, path: str | os.PathLike[str]) -> str:
@@ -74,3 +76,24 @@ def write_text(text: str, path: str | os.PathLike[str], flag: str, what: str, ex
             "The report above is complete; choose a writable path."
         ) from None
     return target
+
+
+def read_report(path: str | os.PathLike[str]) -> TraceReport:
+    """A saved report, checked against JSON version 1's schema first: ValueError names the
+    first bad place (``$.functions[0].qualname: expected a string, got null``)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise ValueError(exc.strerror or str(exc)) from None
+    except RecursionError:
+        raise ValueError("its JSON is nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, bad UTF-8
+        raise ValueError(f"not JSON: {exc}") from None
+    problem = first_problem(data)
+    if problem is not None:
+        raise ValueError(f"not the shape of a report (JSON version 1): {problem}")
+    try:
+        return TraceReport.from_dict(data)
+    except (ValueError, KeyError, TypeError, OverflowError) as exc:
+        raise ValueError(f"not the shape of a report (JSON version 1): {exc!r}") from None

@@ -1,0 +1,156 @@
+"""Red team, the command line (issue 23): ``tfgraph-lab report`` on JSON of the wrong shape, and
+``tfgraph-lab run`` on scripts that chdir, close stdout, are interrupted or fork. Every case
+failed before its fix; each runs ``python -m tfgraph_lab`` in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _cli import run_cli as cli
+
+from tfgraph_lab.report_schema import SCHEMA, first_problem
+
+GOOD = {"version": 1, "functions": [{"qualname": "f", "calls": 1, "traces": 1}], "events": []}
+
+HOSTILE: list[tuple[str, Any, str]] = [
+    ("list", [], "$: expected an object"),
+    ("null", None, "$: expected an object"),
+    ("no version", {"functions": []}, "'version' is missing"),
+    ("qualname null", {"version": 1, "functions": [{"qualname": None, "calls": 1, "traces": 1}]},
+     "$.functions[0].qualname: expected a string, got null"),
+    ("signature 7", {"version": 1, "events": [{"qualname": "f", "traced": True, "signature": 7}]},
+     "$.events[0].signature: expected a string or null, got 7"),
+    ("reasons text", {"version": 1, "events": [{"qualname": "f", "traced": True, "reasons": "x"}]},
+     "$.events[0].reasons: expected a list, got 'x'"),
+    ("reason not an object", {"version": 1, "events": [{"qualname": "f", "traced": True, "reasons": ["x"]}]},
+     "$.events[0].reasons[0]: expected an object"),
+    ("calls 1e400", {"version": 1, "functions": [{"qualname": "f", "calls": 1e400, "traces": 1}]},
+     "$.functions[0].calls: expected a whole number >= 0, got"),
+    ("calls -1", {"version": 1, "functions": [{"qualname": "f", "calls": -1, "traces": 1}]},
+     "$.functions[0].calls: expected a value >= 0"),
+    ("graphs of text", {"version": 1, "functions": [{"qualname": "f", "calls": 1, "traces": 1, "graphs": "g"}]},
+     "$.functions[0].graphs: expected a list"),
+    ("runs bad", {"version": 1, "summarised_runs": [{"first": 0, "calls": "9", "seconds": 0, "max_seconds": 0}]},
+     "$.summarised_runs[0].calls: expected a whole number"),
+    ("version true", {"version": True}, "$.version: expected 1, got True"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("label", "data", "message"), HOSTILE, ids=[h[0] for h in HOSTILE])
+def test_the_schema_names_the_first_bad_path(label: str, data: Any, message: str) -> None:
+    problem = first_problem(data)
+    assert problem is not None and message in problem, problem
+    assert first_problem(GOOD) is None
+
+
+def test_the_schema_agrees_with_jsonschema_on_the_hostile_cases() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    assert validator.is_valid(GOOD)
+    for label, data, _ in HOSTILE:
+        if label == "calls 1e400":  # jsonschema takes inf for a number; JSON has no such number
+            continue
+        assert not validator.is_valid(data), label
+
+
+@pytest.mark.parametrize(
+    ("label", "text", "message"),
+    [(label, json.dumps(data), message) for label, data, message in HOSTILE[:4]]
+    + [
+        ("deep nesting", "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ("calls 1e400 as written", '{"version": 1, "functions": [{"qualname": "f", "calls": 1e400, "traces": 1}]}',
+         "$.functions[0].calls"),
+        ("not JSON", "{", "not JSON"),
+    ],
+)  # fmt: skip
+def test_report_on_hostile_json_exits_2_naming_the_path(
+    tmp_path: Path, label: str, text: str, message: str
+) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(text)
+    proc = cli("report", str(path), cwd=tmp_path)
+    assert proc.returncode == 2, (label, proc.stderr[-1500:])
+    assert "Traceback" not in proc.stderr, proc.stderr[-1500:]
+    assert message in proc.stderr and str(path) in proc.stderr, proc.stderr
+
+
+# ----------------------------------------------------------------------------- run
+
+STEP = "import tensorflow as tf\n\n@tf.function\ndef step(x):\n    return x * 2\n\n"
+
+
+def _script(tmp_path: Path, body: str) -> Path:
+    script = tmp_path / "work" / "train.py"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(STEP + body)
+    return script
+
+
+def test_output_paths_resolve_where_the_command_was_given(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    script = _script(tmp_path, f"import os\nos.chdir({str(elsewhere)!r})\nstep(tf.ones([2]))\n")
+    proc = cli("run", "--json", "rel.json", "--trace", "rel.trace.json", str(script), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-1500:]
+    assert json.loads((tmp_path / "rel.json").read_text())["functions"][0]["calls"] == 1
+    assert (tmp_path / "rel.trace.json").exists()
+    assert sorted(p.name for p in elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("target", ["adir", "missing/r.json", "afile/r.json"])
+def test_output_paths_are_checked_before_the_script_runs(tmp_path: Path, target: str) -> None:
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "afile").write_text("x\n")
+    script = _script(tmp_path, "print('script ran')\n")
+    proc = cli("run", "--json", target, str(script), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr[-1500:]
+    assert "script ran" not in proc.stdout
+    assert "--json" in proc.stderr and target in proc.stderr and "not run" in proc.stderr, proc.stderr
+
+
+def test_a_script_that_closes_stdout_still_gets_its_report(tmp_path: Path) -> None:
+    script = _script(tmp_path, "step(tf.ones([2]))\nprint('bye')\nimport sys\nsys.stdout.close()\n")
+    proc = cli("run", "--json", "r.json", str(script), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-1500:]
+    assert "bye" in proc.stdout
+    assert "Traceback" not in proc.stderr and "tracewatch ·" in proc.stderr, proc.stderr[-1500:]
+    assert json.loads((tmp_path / "r.json").read_text())["functions"][0]["calls"] == 1
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="POSIX signals")
+def test_sigint_ends_as_python_ends(tmp_path: Path) -> None:
+    """``python script.py`` interrupted exits by SIGINT (-2 to a parent, 130 in a shell): so
+    must ``tfgraph-lab run``, after its report and JSON."""
+    script = _script(tmp_path, "step(tf.ones([2]))\nimport os, signal\nos.kill(os.getpid(), signal.SIGINT)\n")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    plain = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert plain.returncode == -signal.SIGINT
+    proc = cli("run", "--json", "r.json", str(script), cwd=tmp_path)
+    assert proc.returncode == plain.returncode, proc.stderr[-1500:]
+    assert "KeyboardInterrupt" in proc.stderr and "tracewatch ·" in proc.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["functions"][0]["calls"] == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
+def test_a_forked_child_writes_no_report(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        "import os\nstep(tf.ones([2]))\npid = os.fork()\n"
+        "if pid:\n    os.waitpid(pid, 0)\n    step(tf.ones([3]))\n    print('parent done')\n"
+        "else:\n    print('child done', flush=True)\n",
+    )
+    proc = cli("run", "--json", "r.json", str(script), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-1500:]
+    assert "child done" in proc.stdout and "parent done" in proc.stdout
+    assert proc.stderr.count("tracewatch ·") == 1, proc.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["functions"][0]["calls"] == 2

@@ -443,3 +443,77 @@ def test_a_printed_fix_that_fails_on_real_code(finding: str) -> None:
     after = [np.asarray(fixed(*a, **k)) for a, k in calls]
     assert fixed.experimental_get_tracing_count() < fn.experimental_get_tracing_count()
     assert not same(after, before), "the fix keeps the outputs now: move the row out of FAILING_FIXES"
+
+
+# ------------------------------------------------------------ a mode flag that reaches Keras layers
+# Keras 3.15: Dropout.call and BatchNormalization.call need a Python bool for training=; the
+# flag fix for plain functions (tf.constant(training), an input_signature's
+# tf.TensorSpec([], tf.bool)) raises OperatorNotAllowedInGraphError there. The report must
+# offer no such fix for them; every fix it prints is applied and run in both modes and at both
+# batch sizes.
+
+
+def _keras_model(layer: str) -> Any:
+    keras = pytest.importorskip("keras")
+    middle = keras.layers.Dropout(0.5, seed=1) if layer == "Dropout" else keras.layers.BatchNormalization()
+    return keras.Sequential(
+        [keras.Input((4,)), keras.layers.Dense(8, kernel_initializer="ones"), middle, keras.layers.Dense(1)]
+    )
+
+
+def _keras_step(model: Any) -> Callable[..., Any]:
+    def keras_step(x, training):  # type: ignore[no-untyped-def]
+        return model(x, training=training)
+
+    return keras_step
+
+
+# a custom loop's epoch: training batches of 8 and a last one of 4, then evaluation the same
+KERAS_CALLS = [(n, mode) for mode in (True, False) for n in (8, 4)]
+XS = {n: tf.reshape(tf.range(n * 4, dtype=tf.float32), (n, 4)) / 10.0 for n in (8, 4)}
+
+
+@pytest.mark.parametrize("layer", ["Dropout", "BatchNormalization"])
+def test_a_training_flag_that_reaches_keras_layers_stays_a_python_bool(layer: str, monkeypatch: Any) -> None:
+    from tfgraph_lab import _history
+
+    monkeypatch.setattr(_history.HISTORY, "objects_per_code", {})  # the other layer's run was
+    monkeypatch.setattr(_history.HISTORY, "last_graphs", {})  # an earlier object of this code
+    def run(plan: FixPlan | None, rewrite: Callable[[Any], Any] = lambda t: t) -> tuple[list[Any], int]:
+        tf.keras.utils.set_random_seed(0)
+        step = tf.function(_keras_step(_keras_model(layer)), **(decorator_kwargs(plan) if plan else {}))
+        out = [np.asarray(step(XS[n], rewrite(mode))) for n, mode in KERAS_CALLS]
+        return out, step.experimental_get_tracing_count()
+
+    with tfgraph_lab.watch() as w:
+        before, traces = run(None)
+    assert traces == 4  # one graph per mode and batch size
+    text = str(w.report)
+    reasons = [r for e in w.report.events for r in e.reasons if r.code != "first-trace"]
+    assert {r.code for r in reasons} == {"python-value-changed", "shape-changed"}
+    assert "tf.bool" not in text and "tf.constant(training)`" not in text, text
+    (flag,) = [r for r in reasons if r.code == "python-value-changed"]
+    assert flag.fix.startswith("expected: one graph per value of `training`") and not flag.plans
+    assert "separate train and eval" in flag.fix
+    applied = 0
+    latest = {r.code: r for r in reasons}  # its promise counts every call (the first: those so far)
+    for reason in latest.values():
+        for plan in reason.plans:
+            assert plan.code("keras_step") in text
+            after, count = run(plan)  # both modes, both batch sizes: it must not raise
+            assert same(after, before) and count == plan.graphs <= traces, plan
+            applied += 1
+    suggestion = w.report.function("keras_step").suggestion or ""
+    assert "# expected: one graph per value of `training`" in suggestion and "tf.bool" not in suggestion
+    # drop_remainder=True, which the shape fix names first: full batches only, one graph per mode
+    assert any(r.fix.startswith("use .batch(..., drop_remainder=True)") for r in reasons)
+    tf.keras.utils.set_random_seed(0)
+    step = tf.function(_keras_step(_keras_model(layer)))
+    for mode in (True, False):
+        step(XS[8], mode)
+    assert step.experimental_get_tracing_count() == 2
+    # why: the tensor flag that the fix for a plain function offers raises in this layer
+    tensor_step = tf.function(_keras_step(_keras_model(layer)))
+    with pytest.raises(tf.errors.OperatorNotAllowedInGraphError):
+        tensor_step(XS[8], tf.constant(True))
+    assert applied >= 1  # the shape fix (reduce_retracing=True) ran in both modes, at both sizes

@@ -357,7 +357,9 @@ def aggregate(
             hints=tuple((hints or {}).get((info.qualname, info.filename), ())),
             **{name: getattr(acc, name) for name in _COUNTS},
         )
-        suggestion = suggest_fix(summary, acc.reasons, [g.signature for g in acc.graphs], info.role)
+        suggestion = suggest_fix(
+            summary, acc.reasons, [g.signature for g in acc.graphs], info.role, info.python_flags
+        )
         summaries.append(replace(summary, suggestion=suggestion or None))
     summaries.sort(key=lambda f: (f.framework, -f.retraces, -f.traces, f.qualname))
     return Aggregate(tuple(summaries), tuple(events), tuple(runs))

@@ -19,8 +19,8 @@ from ._calllog import FunctionState, GraphState
 from .counts import is_retrace
 from .datatypes import Reason
 from .explain import explain_trace, mark_wasted
-from .keras_fixes import keras_reason
-from .signatures import Signature
+from .keras_fixes import keras_flag_reason, keras_reason
+from .signatures import Signature, parent_path
 
 __all__ = ["HISTORY", "History", "explain_new_graph"]
 
@@ -73,6 +73,13 @@ def explain_new_graph(
     graph.retrace = is_retrace([r.code for r in reasons])  # decided here, once (counts.py)
     if any(r.code == "python-value-changed" for r in reasons):
         reasons = _mark_wasted(graph, earlier, reasons)
+    flags = _python_flags(graph.signature)
+    if flags and flags != state.info.python_flags:
+        fn = state.ref()
+        if fn is not None and tfa.holds_keras3_layers(fn):
+            state.info = replace(state.info, python_flags=flags)
+    if state.info.python_flags:  # they reach Keras 3 layers: no fix makes them tensors
+        reasons = [keras_flag_reason(r, state.info.python_flags, state.info.qualname) for r in reasons]
     if state.info.role:  # Keras's step, named by TraceCallback: fixes at the user's level
         generalised = call_sig is not None and call_sig.leaves != graph.signature.leaves
         reasons = [keras_reason(r, state.info.role, generalised) for r in reasons]
@@ -83,6 +90,15 @@ def explain_new_graph(
 
 
 _KERAS_DIR = f"{os.sep}keras{os.sep}"
+
+
+def _python_flags(signature: Signature) -> tuple[str, ...]:
+    """The parameters passed as Python bools (mode flags such as ``training``)."""
+    return tuple(
+        leaf.path
+        for leaf in signature.leaves
+        if leaf.kind == "python" and leaf.type_name == "bool" and parent_path(leaf.path) is None
+    )
 
 
 def _keras_rebuilt(reason: Reason, owned: bool) -> Reason:

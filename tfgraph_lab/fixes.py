@@ -172,7 +172,11 @@ def autograph_caveat(flag: str, loops: bool = False) -> str:
     on the tensor flag; written as tf.cond it works (1 trace for both values)."""
     if loops:
         return "it reads the source: for exec'd code write tf.cond/tf.while_loop yourself"
-    return f"it reads the source: for exec'd code write tf.cond({flag}, lambda: ..., lambda: ...)"
+    return (
+        f"it reads the source: for exec'd code write tf.cond({flag}, lambda: ..., lambda: ...); "
+        f"safe where your own code reads `{flag}`, not when it is passed on to Keras 3 layers "
+        "(Dropout, BatchNormalization need a Python bool)"
+    )
 
 
 def _leaf_type(sig: Signature, path: str) -> str:

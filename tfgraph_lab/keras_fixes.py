@@ -30,7 +30,7 @@ from dataclasses import replace
 
 from .datatypes import Reason
 
-__all__ = ["keras_reason", "keras_suggestion"]
+__all__ = ["flag_suggestion", "keras_flag_reason", "keras_reason", "keras_suggestion"]
 
 _SHAPE = ("shape-changed", "rank-changed")
 _STEP = {"train": "train function", "test": "test function", "predict": "predict function"}
@@ -128,3 +128,51 @@ def keras_suggestion(role: str, reasons: Sequence[Reason], generalised: bool) ->
     if code == "dtype-changed":
         return 'x = x.astype("float32")  # one dtype for every call'
     return None
+
+
+def _keep_python(flags: Sequence[str]) -> str:
+    return (
+        f"keep `{flags[0]}` a Python bool: it reaches Keras layers, and Keras 3's Dropout and "
+        "BatchNormalization raise OperatorNotAllowedInGraphError on a tensor training flag"
+    )
+
+
+def keras_flag_reason(reason: Reason, flags: Sequence[str], name: str) -> Reason:
+    """``reason`` for a function whose Python bool ``flags`` reach Keras 3 layers: no fix may
+    make them tensors (``tf.constant(training)``, an input_signature's ``tf.TensorSpec([],
+    tf.bool)``: measured, Keras 3.15 raises in Dropout.call and BatchNormalization.call)."""
+    if reason.code == "python-value-changed" and reason.argument in flags:
+        flag = reason.argument
+        return replace(
+            reason,
+            fix=f"expected: one graph per value of `{flag}` (two, True and False, each traced "
+            f"once); {_keep_python([flag])}. Or write separate train and eval tf.functions. A "
+            f"tensor flag (tf.constant({flag})) shares one graph only when your own code alone "
+            f"reads it (if {flag}: becomes tf.cond), not when it is passed on to Keras layers",
+            plans=(),
+        )
+    plans = tuple(
+        p
+        for p in reason.plans
+        if not p.decorator.startswith("input_signature=") and not any(arg in flags for arg, _ in p.call)
+    )
+    if plans == reason.plans:
+        return reason
+    last_batch = reason.fix.startswith("use .batch(")  # tensor_changed's text for a last batch
+    fix = _keep_python(flags)
+    if plans:
+        fix = (
+            f"{plans[0].text(name)} (no input_signature: it would make `{flags[0]}` a tensor, and "
+            "Keras 3's Dropout and BatchNormalization raise OperatorNotAllowedInGraphError on one)"
+        )
+    if last_batch:
+        fix = f"use .batch(..., drop_remainder=True) (drops the last, smaller batch), or {fix}"
+    return replace(reason, fix=fix, plans=plans)
+
+
+def flag_suggestion(flags: Sequence[str], short: str) -> str:
+    """The suggestion for a function whose retraces are its Keras-bound Python flags' values."""
+    return (
+        f"# expected: one graph per value of `{flags[0]}` ({_keep_python(flags)})\n"
+        f"# or two functions: train_{short} = tf.function(...); eval_{short} = tf.function(...)"
+    )

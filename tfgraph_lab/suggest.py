@@ -14,7 +14,7 @@ from .datatypes import FixPlan, FunctionSummary, Reason
 from .explain import NOT_RETRACES
 from .failures import creates_variable_per_trace
 from .fixes import code_name, input_signature_plan, reduce_retracing_helps, reduce_retracing_plan
-from .keras_fixes import keras_suggestion
+from .keras_fixes import flag_suggestion, keras_suggestion
 from .signatures import Signature
 
 __all__ = ["signature_from_history", "suggest_fix"]
@@ -28,12 +28,17 @@ def signature_from_history(history: Sequence[Signature]) -> str | None:
 
 
 def suggest_fix(
-    summary: FunctionSummary, reasons: Sequence[Reason], history: Sequence[Signature], role: str = ""
+    summary: FunctionSummary,
+    reasons: Sequence[Reason],
+    history: Sequence[Signature],
+    role: str = "",
+    python_flags: Sequence[str] = (),
 ) -> str | None:
     """The change that stops the function's most frequent kinds of retrace (at most two).
 
     ``role``: the function is Keras's train/test/predict step (named by TraceCallback): the
-    change goes where the user's code meets Keras (:mod:`tfgraph_lab.keras_fixes`)."""
+    change goes where the user's code meets Keras (:mod:`tfgraph_lab.keras_fixes`).
+    ``python_flags``: Python bool arguments that reach Keras 3 layers and must stay Python."""
     if role:
         retraces = [r for r in reasons if r.code not in NOT_RETRACES]
         return keras_suggestion(role, retraces, any(g.generalised for g in summary.graphs))
@@ -50,17 +55,26 @@ def suggest_fix(
     if not counts:
         return None
     # Up to two kinds of retrace, most frequent first (e.g. a Python lr *and* the last batch).
-    parts = [_suggest_for(code, summary, reasons, history) for code, _ in counts.most_common(2)]
+    parts = [_suggest_for(code, summary, reasons, history, python_flags) for code, _ in counts.most_common(2)]
     return "\n".join(dict.fromkeys(p for p in parts if p)) or None
 
 
 def _suggest_for(
-    code: str, summary: FunctionSummary, reasons: Sequence[Reason], history: Sequence[Signature]
+    code: str,
+    summary: FunctionSummary,
+    reasons: Sequence[Reason],
+    history: Sequence[Signature],
+    python_flags: Sequence[str] = (),
 ) -> str | None:
     name = summary.qualname
     short = code_name(name)
+    if code == "python-value-changed" and python_flags:
+        flagged = {r.argument for r in reasons if r.code == code}
+        if flagged <= set(python_flags):
+            return flag_suggestion(python_flags, short)
     if code in ("shape-changed", "rank-changed"):
-        plan = input_signature_plan(history)
+        # an input_signature would make a Keras-bound Python flag a tensor
+        plan = None if python_flags else input_signature_plan(history)
         if plan is None and reduce_retracing_helps(history):
             plan = reduce_retracing_plan(history)
         if plan is None:

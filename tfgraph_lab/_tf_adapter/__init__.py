@@ -41,7 +41,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .functions import FunctionInfo, created_variables, describe_function, scalar_captures
+from .functions import (
+    FunctionInfo,
+    created_variables,
+    describe_function,
+    holds_keras3_layers,
+    scalar_captures,
+)
 from .trace_types import signature_of
 from .tracing import (
     VARIABLE_CREATION,
@@ -79,6 +85,7 @@ __all__ = [
     "graph_fingerprint",
     "graph_signature",
     "handles",
+    "holds_keras3_layers",
     "in_save_context",
     "loaded_handles",
     "probe",

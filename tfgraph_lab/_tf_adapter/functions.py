@@ -17,7 +17,7 @@ from typing import Any
 from .._pycode import closure_functions, code_location, innermost_python_function, is_framework_file
 from .trace_types import signature_text, value_text
 
-__all__ = ["FunctionInfo", "created_variables", "describe_function", "scalar_captures"]
+__all__ = ["FunctionInfo", "created_variables", "describe_function", "holds_keras3_layers", "scalar_captures"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,10 @@ class FunctionInfo:
     origin: str = ""
     owner: str = ""
     role: str = ""
+    # Python bool arguments that must stay Python values: the body holds Keras 3 layers, whose
+    # training= needs a Python bool (set by _history when such a flag is seen; fixes then never
+    # make it a tensor).
+    python_flags: tuple[str, ...] = ()
 
 
 def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
@@ -263,3 +267,38 @@ def _bound_instance(python_function: Any) -> Any:
         weak = getattr(target, "weakrefself_target__", None)
         return weak() if callable(weak) else None
     return None
+
+
+def holds_keras3_layers(fn: Any) -> bool:
+    """Whether a tf.function's body can reach a Keras 3 layer (a model is one): through its
+    closure, the globals it names, or ``self`` and the attributes it names.
+
+    Keras 3.15's Dropout and BatchNormalization raise OperatorNotAllowedInGraphError ("using a
+    symbolic tf.Tensor as a Python bool") on a tensor ``training=``; Keras 2.15 (tf.keras in TF
+    2.15) takes one (tf.cond inside), so only Keras 3 layers count.
+    """
+    target = innermost_python_function(getattr(fn, "_python_function", None))
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return False
+    values = []
+    for cell in getattr(target, "__closure__", None) or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:
+            continue
+    module_globals = getattr(target, "__globals__", {})
+    values += [module_globals.get(name) for name in code.co_names]
+    instance = _bound_instance(getattr(fn, "_python_function", None))
+    if instance is not None:
+        attrs = getattr(instance, "__dict__", {})
+        values += [instance, *(attrs.get(name) for name in code.co_names)]
+    return any(_is_keras3_layer(value) for value in values if value is not None)
+
+
+def _is_keras3_layer(value: Any) -> bool:
+    for cls in type(value).__mro__:
+        if cls.__name__ == "Layer" and cls.__module__.startswith("keras."):
+            major = str(getattr(sys.modules.get("keras"), "__version__", "0")).split(".")[0]
+            return major.isdigit() and int(major) >= 3
+    return False

@@ -9,6 +9,7 @@ afterwards. Failing fixes are findings, each recorded here (FINDINGS): the trial
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -262,7 +263,7 @@ def test_jit_compile_false_for_xla_recompiles(shell: Any, trials: list[FixTrial]
     assert trial.after is not None
     assert (trial.before.xla_compiles, trial.after.xla_compiles) == (3, 0)
     assert trial.after.traces == trial.before.traces == 1  # the input_signature was kept
-    assert "XLA compilations 3 → 0" in str(trial)
+    assert re.search(r"XLA compilations (≥ )?3 → 0", str(trial)), str(trial)
     hand = tf.function(
         shell.user_ns["square"].python_function,
         input_signature=[tf.TensorSpec([None], tf.float32)],

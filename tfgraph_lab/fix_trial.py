@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from .datatypes import FixPlan, FunctionSummary
 from .explain import NOT_RETRACES
 from .fixes import code_name
+from .render.xla import xla_kind
 
 if TYPE_CHECKING:
     from .report import TraceReport
@@ -112,6 +113,7 @@ class RunFigures:
     calls: int
     call_seconds: float  # time in the function's calls
     call_times: tuple[float, ...] = ()  # per-call times (calls kept as events)
+    xla_kind: str = ""  # how xla_compiles was obtained: "exact", "at-least", "about" (render/xla.py)
 
     @classmethod
     def from_report(cls, report: TraceReport, function: FunctionSummary, seconds: float) -> RunFigures:
@@ -134,6 +136,7 @@ class RunFigures:
             calls=sum(f.calls for f in matches),
             call_seconds=sum(f.call_seconds for f in matches),
             call_times=tuple(e.seconds for e in events),
+            xla_kind=next((xla_kind(f) for f in matches if f.xla_compiles), ""),
         )
 
     @property

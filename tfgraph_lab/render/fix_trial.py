@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from .blocks import table_html
 from .format import fmt_seconds, plural
 from .style import style_tag
+from .xla import xla_count
 
 if TYPE_CHECKING:
     from ..fix_trial import FixTrial, RunFigures
@@ -45,7 +46,7 @@ def trial_rows(t: FixTrial) -> list[tuple[str, str, str]]:
     rows = [
         ("traces", *traces),
         ("retraces", *pair(lambda r: r.retraces)),
-        ("XLA compilations", *pair(lambda r: r.xla_compiles)),
+        ("XLA compilations", *pair(lambda r: xla_count(r.xla_compiles, [r.xla_kind])[:-1])),
         ("total time", *pair(lambda r: fmt_seconds(r.seconds))),
         ("calls", *pair(lambda r: r.calls)),
         ("time per call (mean ± std. dev.)", *pair(_per_call)),
@@ -77,11 +78,14 @@ def verdict_sentence(t: FixTrial) -> str:
     if v == "fails":
         return f"the fix FAILS: with it, the code raised {t.error}"
     after = getattr(t.after, t.measure)
+    change = f"{before} → {after}"
+    if t.measure == "xla_compiles":  # "≥ 3 → 0" when the count is modelled (render/xla.py)
+        change = " → ".join(xla_count(r.xla_compiles, [r.xla_kind])[:-1] for r in (t.before, t.after) if r)
     if v == "changes-outputs":
-        return f"the fix CHANGES THE OUTPUTS ({t.outputs_detail}); {measure} {before} → {after}"
+        return f"the fix CHANGES THE OUTPUTS ({t.outputs_detail}); {measure} {change}"
     if v == "no-fewer-traces":
-        return f"the fix does NOT reduce {measure}: {before} → {after}{promised}"
-    text = f"the fix works: {measure} {before} → {after}{promised}"
+        return f"the fix does NOT reduce {measure}: {change}{promised}"
+    text = f"the fix works: {measure} {change}{promised}"
     if t.measure == "traces" and t.plan is not None and t.plan.graphs and after > t.plan.graphs:
         text += f" — more than promised: TensorFlow traced {after}"
     return text

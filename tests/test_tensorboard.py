@@ -57,11 +57,12 @@ def test_tensorboard_scalars_per_epoch_read_back(tmp_path: Path) -> None:
     model.fit(x, y, epochs=2, batch_size=8, verbose=0, callbacks=[cb])
     cb.close()
     scalars = read_scalars(tmp_path / "tb")
-    assert [step for step, _ in scalars["tfgraph_lab/retraces"]] == [0, 1, 2, 0, 1]
+    # one point per epoch; the second fit goes on from step 3 (it went back to 0 before)
+    assert [step for step, _ in scalars["tfgraph_lab/retraces"]] == [0, 1, 2, 3, 4]
     assert [v for _, v in scalars["tfgraph_lab/retraces"]] == [0, 0, 0, 2, 2]
     report = cb.report
-    (tag,) = [t for t in scalars if t.endswith("multi_step_on_iterator")]
-    assert scalars[tag][-1][1] == report.function("multi_step_on_iterator").traces
+    tag = "tfgraph_lab/traces/fit · train loop"
+    assert scalars[tag][-1][1] == report.function("fit · train loop").traces
     seconds = scalars["tfgraph_lab/tracing_seconds"][-1][1]
     assert seconds == pytest.approx(sum(f.trace_seconds for f in report.functions), rel=1e-5)
 
@@ -75,3 +76,25 @@ def read_scalars(log_dir: Path) -> dict[str, list[tuple[int, float]]]:
                 number = float(tf.make_ndarray(value.tensor))
                 out.setdefault(value.tag, []).append((event.step, number))
     return out
+
+
+def test_steps_never_go_back_over_fit_evaluate_and_predict(tmp_path: Path) -> None:
+    """fit(epochs=5) then predict wrote step 1 after step 4, and TensorBoard 2.21 then showed
+    only steps 0 and 1."""
+    x, y = tiny_fit_data()
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    cb = TraceCallback(log_dir=tmp_path / "tb")
+    model.fit(x, y, epochs=5, batch_size=8, validation_split=0.25, verbose=0, callbacks=[cb])
+    model.evaluate(x, y, verbose=0, callbacks=[cb])
+    for n in (3, 5):
+        model.predict(x[:n], verbose=0, callbacks=[cb])
+    cb.close()
+    scalars = read_scalars(tmp_path / "tb")
+    for tag, points in scalars.items():
+        steps = [step for step, _ in points]
+        assert steps == sorted(set(steps)), (tag, steps)  # forward only, each step once
+    assert [step for step, _ in scalars["tfgraph_lab/retraces"]] == list(range(8))
+    # validation's batches of 8 then evaluate's of 32 (a static batch size when the rows divide
+    # evenly, Keras 3.15), predict's 3 then 5
+    assert scalars["tfgraph_lab/retraces"][-1][1] == cb.report.retraces == 3

@@ -62,8 +62,9 @@ class TraceCallback(_Callback):  # type: ignore[misc]
     ``max_retraces``: how many retraces (traces after a function object's first, and traces of
     new function objects, Keras's own included) all calls together may make; one more raises
     ``TraceBudgetExceeded`` out of the call. ``log_dir``: write TensorBoard scalars there after
-    each epoch of ``fit`` (step = epoch) and at the end of ``evaluate``/``predict`` run on
-    their own (step = number of such calls so far).
+    each epoch of ``fit`` and at the end of ``evaluate``/``predict`` run on their own, one
+    point each at steps 0, 1, 2, … in that order (never back, never twice: a second ``fit``
+    goes on from where the last point was).
     """
 
     def __init__(
@@ -90,7 +91,7 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         self._names = KerasNames()
         self._merged: TraceReport | None = None
         self._scalars = TraceScalars(self.log_dir) if self.log_dir is not None else None
-        self._lone_calls = 0  # evaluate/predict run on their own, for the TensorBoard step
+        self._tb_step = 0  # the next TensorBoard step: one point per fit epoch or lone call
         self._finalizer = weakref.finalize(self, _stop_quietly, self._open)
 
     # ----------------------------------------------------------------- Keras hooks
@@ -123,7 +124,7 @@ class TraceCallback(_Callback):  # type: ignore[misc]
 
     def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
         if self._scalars is not None and self._recorder is not None:
-            self._scalars.write(self._combined(self._recorder.report), epoch)
+            self._write_scalars(self._combined(self._recorder.report))
 
     # --------------------------------------------------------------------- public
     @property
@@ -193,11 +194,17 @@ class TraceCallback(_Callback):  # type: ignore[misc]
             return
         self._stop()
         if self._scalars is not None and self._kind != "fit":
-            self._lone_calls += 1
-            self._scalars.write(self.report, self._lone_calls)
+            self._write_scalars(self.report)
         over = self._over_budget()
         if over is not None:
             raise over
+
+    def _write_scalars(self, report: TraceReport) -> None:
+        """One TensorBoard point at the next step: steps only go forward over fit, evaluate
+        and predict (TensorBoard 2.21 shows only the points after a step that went back)."""
+        assert self._scalars is not None
+        self._scalars.write(report, self._tb_step)
+        self._tb_step += 1
 
     def _stop(self) -> None:
         recorder, self._recorder = self._recorder, None

@@ -479,6 +479,7 @@ def test_a_training_flag_that_reaches_keras_layers_stays_a_python_bool(layer: st
 
     monkeypatch.setattr(_history.HISTORY, "objects_per_code", {})  # the other layer's run was
     monkeypatch.setattr(_history.HISTORY, "last_graphs", {})  # an earlier object of this code
+
     def run(plan: FixPlan | None, rewrite: Callable[[Any], Any] = lambda t: t) -> tuple[list[Any], int]:
         tf.keras.utils.set_random_seed(0)
         step = tf.function(_keras_step(_keras_model(layer)), **(decorator_kwargs(plan) if plan else {}))

@@ -30,7 +30,9 @@ def fresh_history(monkeypatch: Any) -> None:
 
 
 def model(**compile_options: Any) -> Any:
-    m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dropout(0.2), keras.layers.Dense(1)])
+    m = keras.Sequential(
+        [keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dropout(0.2), keras.layers.Dense(1)]
+    )
     m.compile("adam", "mse", **compile_options)
     return m
 

@@ -83,6 +83,9 @@ def test_demo_shows_trap_and_cure(tmp_path: Path) -> None:
     proc = cli("demo", "--json", str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "THE TRAP" in proc.stdout and "THE CURE" in proc.stdout
+    long = [line for line in (proc.stdout + proc.stderr).splitlines() if len(line) > 200]
+    assert not long, f"every line the demo prints is at most 200 characters: {long}"
+    assert "WARNING:tensorflow" not in proc.stderr  # TF's retracing warning: explained, so quiet
     trap = json.loads(out.read_text())
     (fn,) = [f for f in trap["functions"] if f["qualname"].endswith("train_step")]
     from tfgraph_lab.demo import EPOCHS

@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 import tfgraph_lab
+from tfgraph_lab.fix_text import short_fix
 
 
 def printed_decorators(fix: str) -> list[str]:
@@ -42,8 +43,10 @@ def test_shape_fix_for_a_tensor_and_a_python_flag_works_as_printed() -> None:
     with tfgraph_lab.watch() as w:
         before = [np.asarray(watched(x, t)) for x, t in calls]
     (reason,) = [r for e in w.report.events for r in e.reasons if r.code == "shape-changed"][:1]
-    assert reason.fix in str(w.report)
+    short = short_fix(reason, "layer")
+    assert short.summary in str(w.report) and short.code.split("  #")[0] in str(w.report)
     snippets = printed_decorators(reason.fix)
+    assert printed_decorators(short.code)[0] in snippets  # the code the report prints is tested here
     assert snippets, reason.fix
     for snippet in snippets:
         fixed = tf.function(layer, **eval(f"dict({snippet})", {"tf": tf}))
@@ -140,7 +143,7 @@ def test_graph_slower_in_every_repeated_run_says_so() -> None:
     runs = {"graph_runs": [0.021, 0.020, 0.0205], "eager_runs": [0.007, 0.0064, 0.0079]}
     text = str(compare_report({"graph_seconds": 0.021, "eager_seconds": 0.007, **runs}))
     assert "graph mode 2.9× slower" in text
-    assert "every graph run was slower, so it is not a one-off either" in text
+    assert "every graph run was slower, so it is not a one-off either" in " ".join(text.split())
     assert "tracing costs more than it saves" not in text
 
 

@@ -15,8 +15,8 @@ last one detaches (watches nest; each sees its own slice of one shared log throu
 * a ``CONCRETE_FUNCTION_CALLBACKS`` entry (:meth:`Hub.on_concrete_function`): exactly one event
   per new graph, on the tracing thread, attributed through the cache the graph goes into (never
   by count deltas, which are wrong under threads and overlap under recursion);
-* a logging handler that copies TensorFlow's own retracing warnings
-  (:mod:`tfgraph_lab._tf_warnings`).
+* a logging filter that copies TensorFlow's own retracing warnings into the report and keeps
+  them quiet while the watch explains them (:mod:`tfgraph_lab._tf_warnings`).
 
 The hub keeps the registry of function objects (:class:`~tfgraph_lab._calllog.FunctionState`,
 held weakly) and records the slow path (:meth:`Hub.record_slow_call`: a call that traced, raised

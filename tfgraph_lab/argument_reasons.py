@@ -217,11 +217,11 @@ def tensor_changed(
     plans = tuple(p for p in (signature, relax) if p is not None)
     if signature is not None and relax is not None:
         cure = (
-            f"declare every argument, the varying dimensions as None: "
+            f"declare an input_signature with None where dimensions vary: "
             f"{signature.text(name)}; or {relax.text(name)}"
         )
     elif signature is not None:
-        cure = f"declare every argument, the varying dimensions as None: {signature.text(name)}"
+        cure = f"declare an input_signature with None where dimensions vary: {signature.text(name)}"
     elif relax is not None:
         cure = (
             f"{relax.text(name)} (no input_signature fits these arguments{why_no_input_signature(history)})"

@@ -38,9 +38,8 @@ XLA_CODES = (
 )
 
 XLA_FIX = (
-    "pad or bucket the varying dimension to a few fixed sizes (e.g. pad every batch to the "
-    "full batch size and mask the padding), batch datasets with drop_remainder=True, or use "
-    "jit_compile=False where the shapes must vary"
+    "pad or bucket the varying dimension to a few sizes (pad each batch to full size, mask the "
+    "padding), batch with drop_remainder=True, or use jit_compile=False where shapes must vary"
 )
 
 _NONE_DIM = "a None dimension in the input_signature stops the retrace, not the XLA compilation"

@@ -26,14 +26,19 @@ from typing import TYPE_CHECKING, Any
 
 from .datatypes import Reason
 from .explain import NOT_RETRACES
+from .fix_text import clip, short_fix
+from .fixes import code_name
 from .render.format import fmt_seconds, short_path
 
 if TYPE_CHECKING:
     from ._calllog import CallRecord
 
-__all__ = ["LOGGER", "format_retrace", "log_retrace_record", "stream_to_stderr"]
+__all__ = ["LINE_CHARS", "LOGGER", "format_retrace", "log_retrace_record", "stream_to_stderr"]
 
 LOGGER = logging.getLogger("tfgraph_lab")
+PREFIX = "tfgraph_lab: "  # what stream_to_stderr's formatter puts before each line
+LINE_CHARS = 200 - len(PREFIX)  # a line a person reads in seconds: 200 characters with the prefix
+MORE = " · see the report"
 
 
 def format_retrace(
@@ -45,17 +50,19 @@ def format_retrace(
     via: str = "call",
     labels: Mapping[str, str] | None = None,
 ) -> str:
-    """One line: function, reason code(s), argument before → after, the user's line, cost, fix."""
+    """One line of at most :data:`LINE_CHARS`: function, reason code(s), argument before → after,
+    the user's line, cost, the fix's one-line summary and where the full fix is (the report; the
+    record's ``tfgraph_lab`` data holds it too)."""
     shown = [r for r in reasons if r.code not in NOT_RETRACES] or list(reasons)
-    changes = []
+    changes: dict[str, list[str]] = {}  # one code, then its arguments: "shape-changed x: a → b, y: c → d"
     for r in shown:
-        text = r.code
-        if r.argument:
-            text += f" {r.argument}"
-        if r.before or r.after:
+        text = r.argument
+        if r.argument and (r.before or r.after):  # without an argument they are prose: the report says it
             text += f": {r.before or '?'} → {r.after or '?'}"
-        changes.append(text)
-    parts = [f"tf.function {qualname} retraced ({'; '.join(changes) or 'unexplained'})"]
+        changes.setdefault(r.code, []).append(text)
+    said = "; ".join(f"{code} {', '.join(t for t in texts if t)}".rstrip() for code, texts in changes.items())
+    name = qualname if len(qualname) <= 32 else "…" + qualname[-31:]  # its end tells it apart
+    parts = [f"tf.function {name} retraced ({clip(said, 60) or 'unexplained'})"]
     if via != "call":
         parts.append(f"via {via}")
     if caller:
@@ -63,10 +70,14 @@ def format_retrace(
     if thread:
         parts.append(f"thread {thread}")
     parts.append(f"cost {fmt_seconds(seconds)}")
-    fix = next((r.fix for r in shown if r.fix), "")
-    if fix:
-        parts.append(f"fix: {fix}")
-    return " · ".join(parts)
+    line = " · ".join(parts)
+    reason = next((r for r in shown if r.fix), None)
+    if reason is not None:
+        room = LINE_CHARS - len(line) - len(" · fix: ") - len(MORE)
+        summary = short_fix(reason, code_name(qualname)).summary
+        if room >= 20:
+            line += f" · fix: {clip(summary, room)}"
+    return clip(line, LINE_CHARS - len(MORE)) + MORE
 
 
 def log_retrace_record(record: CallRecord, labels: Mapping[str, str] | None = None) -> None:
@@ -129,7 +140,7 @@ def stream_to_stderr(quiet: bool = False, only_if_unconfigured: bool = False) ->
         yield
         return
     handler: logging.Handler = logging.NullHandler() if quiet else _StderrHandler(logging.WARNING)
-    handler.setFormatter(logging.Formatter("tfgraph_lab: %(message)s"))
+    handler.setFormatter(logging.Formatter(PREFIX + "%(message)s"))
     propagate = LOGGER.propagate
     LOGGER.addHandler(handler)
     LOGGER.propagate = False  # a script that configured the root logger must not print it twice

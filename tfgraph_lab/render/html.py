@@ -15,13 +15,14 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from ..datatypes import Event, FunctionSummary
+from ..fixes import code_name
 from .blocks import stat_html, stats_html
 from .chart import chart_html
 from .compare import report_verdict
 from .format import fmt_seconds, place, plural, short_path
 from .reasons import failure_html, reasons_html
 from .style import style_tag
-from .text import MAX_RETRACES_SHOWN, cost_text, notices
+from .text import MAX_RETRACES_SHOWN, TF_WARNINGS_TITLE, cost_text, notices, tf_warnings_said
 from .timeline import timeline
 from .xla import xla_headline, xla_html, xla_row_note
 
@@ -60,8 +61,8 @@ def render_html(report: TraceReport) -> str:
             parts.append(_function_block(report, fn, traced_events.get((fn.qualname, fn.filename), [])))
         parts.append("</details>")
     if report.warnings:
-        items = "".join(f"<li><code>{escape(w.splitlines()[0][:300])}</code></li>" for w in report.warnings)
-        parts.append(f"<h4>TensorFlow's own warning (captured)</h4><ul class='tfgl-tf-warnings'>{items}</ul>")
+        items = "".join(f"<li><code>{escape(w)}</code></li>" for w in tf_warnings_said(report.warnings))
+        parts.append(f"<h4>{escape(TF_WARNINGS_TITLE)}</h4><ul class='tfgl-tf-warnings'>{items}</ul>")
     if report.compare_eager:
         graph_s = report.compare_eager.get("graph_seconds", 0.0)
         eager_s = report.compare_eager.get("eager_seconds", 0.0)
@@ -195,6 +196,6 @@ def _event_html(e: Event, fn: FunctionSummary, said: set[tuple[str, str]], label
     failed = failure_html(e.error or "", label) if e.failed_trace else ""
     return (
         failed
-        + reasons_html(e.reasons, label, said)
+        + reasons_html(e.reasons, label, said, name=code_name(e.qualname))
         + f"<div class='tfgl-muted tfgl-event-meta'>{escape(' · '.join(meta))}</div>"
     )

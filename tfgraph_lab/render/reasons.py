@@ -15,11 +15,28 @@ from html import escape
 
 from ..datatypes import Reason
 from ..explain import NOT_RETRACES
+from ..fix_text import short_fix
 
-__all__ = ["argument_change", "failure_html", "reason_html", "reason_lines", "reasons_html"]
+__all__ = ["argument_change", "failure_html", "fix_html", "reason_html", "reason_lines", "reasons_html"]
 
 
-def reason_html(reason: Reason, label: str = "", explain: bool = True, retrace: bool = True) -> str:
+def fix_html(reason: Reason, name: str = "f") -> str:
+    """The fix in its short form (what to change, the code, the trade-off), the full text folded
+    under it."""
+    short = short_fix(reason, name)
+    code = f"<div><code>{escape(short.code)}</code></div>" if short.code else ""
+    trade = f"<div>trade-off: {escape(short.tradeoff)}</div>" if short.tradeoff else ""
+    full = (
+        f"<details><summary>full fix</summary>{escape(reason.fix)}</details>"
+        if reason.fix != short.summary
+        else ""
+    )
+    return f"<div class='tfgl-fix'><b>fix:</b> {escape(short.summary)}{code}{trade}{full}</div>"
+
+
+def reason_html(
+    reason: Reason, label: str = "", explain: bool = True, retrace: bool = True, name: str = "f"
+) -> str:
     """One reason box; ``explain=False`` leaves out the message and fix (said before);
     ``retrace=False`` for a reason that is not a trace's (an XLA compilation)."""
     r = reason
@@ -30,7 +47,7 @@ def reason_html(reason: Reason, label: str = "", explain: bool = True, retrace: 
     )
     prefix = f"<span class='tfgl-muted'>{escape(label)}</span> " if label else ""
     why = f"<div>{escape(r.message)}</div>" if explain and r.message else ""
-    fix = f"<div class='tfgl-fix'><b>fix:</b> {escape(r.fix)}</div>" if explain and r.fix else ""
+    fix = fix_html(r, name) if explain and r.fix else ""
     retrace_class = "" if r.code in NOT_RETRACES or not retrace else " tfgl-retrace"
     return (
         f"<div class='tfgl-reason-box tfgl-reason-{escape(r.code, quote=True)}{retrace_class}'>"
@@ -39,7 +56,11 @@ def reason_html(reason: Reason, label: str = "", explain: bool = True, retrace: 
 
 
 def reasons_html(
-    reasons: Iterable[Reason], label: str = "", said: set[tuple[str, str]] | None = None, retrace: bool = True
+    reasons: Iterable[Reason],
+    label: str = "",
+    said: set[tuple[str, str]] | None = None,
+    retrace: bool = True,
+    name: str = "f",
 ) -> str:
     """Reason boxes in order. With ``said``, each (code, argument)'s message and fix is shown
     once across calls (the set is updated)."""
@@ -49,7 +70,7 @@ def reasons_html(
         if said is not None:
             first = (r.code, r.argument) not in said
             said.add((r.code, r.argument))
-        blocks.append(reason_html(r, label, explain=first, retrace=retrace))
+        blocks.append(reason_html(r, label, explain=first, retrace=retrace, name=name))
     return "".join(blocks)
 
 
@@ -72,9 +93,12 @@ def reason_lines(
     label: str,
     said: set[tuple[str, str]],
     change: Callable[[Reason], str] = argument_change,
+    name: str = "f",
 ) -> list[str]:
-    """Text lines of reasons: ``label  code  change``, then ``why:`` and ``fix:`` the first time a
-    (code, argument) pair is met (``said`` keeps those across calls)."""
+    """Text lines of reasons: ``label  code  change``, then ``why:`` and the fix's short form
+    (what to change, the code, the trade-off) the first time a (code, argument) pair is met
+    (``said`` keeps those across calls). A fix that applies to several arguments is said once:
+    the others read ``fix: as for `x` above``."""
     lines = []
     for r in reasons:
         lines.append(f"{label}  {r.code}  {change(r)}".rstrip())
@@ -83,6 +107,14 @@ def reason_lines(
         said.add((r.code, r.argument))
         if r.message:
             lines.append(f"        why: {r.message}")
-        if r.fix:
-            lines.append(f"        fix: {r.fix}")
+        if not r.fix:
+            continue
+        first = next((arg for fix, arg in said if fix == "fix:" + r.fix), None)
+        if first is not None:
+            lines.append(f"        fix: as for `{first}` above" if first else "        fix: as above")
+            continue
+        said.add(("fix:" + r.fix, r.argument))
+        short = short_fix(r, name).lines()
+        lines.append(f"        fix: {short[0]}")
+        lines += [f"             {line}" for line in short[1:]]
     return lines

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+import textwrap
+from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..datatypes import Event, FunctionSummary
+from ..fixes import code_name
 from .compare import report_verdict
 from .format import fmt_seconds, place, plural, short_path
 from .reasons import reason_lines
@@ -14,9 +18,11 @@ from .xla import xla_headline, xla_lines, xla_row_note
 if TYPE_CHECKING:
     from ..report import TraceReport
 
-__all__ = ["cost_text", "headline", "notices", "render_text"]
+__all__ = ["cost_text", "headline", "notices", "render_text", "tf_warnings_said", "wrap_lines"]
 
 MAX_RETRACES_SHOWN = 8
+LINE_CHARS = 200  # a line a person reads in seconds; longer text wraps under its own indent
+_ADDRESS = re.compile(r"<(?:function|bound method) ([\w.<>]+) at 0x[0-9a-fA-F]+>")
 
 
 def headline(report: TraceReport) -> str:
@@ -146,10 +152,7 @@ def render_text(report: TraceReport) -> str:
         if suggestion:
             lines.append("  suggested fix:")
             lines += ["    " + s for s in suggestion.splitlines()]
-    if report.warnings:
-        lines.append("")
-        lines.append(f"TensorFlow's own warning{'s' if len(report.warnings) > 1 else ''} (captured):")
-        lines += ["  " + w.splitlines()[0][:200] for w in report.warnings]
+    lines += tf_warning_lines(report.warnings)
     if report.compare_eager:
         lines.append("")
         graph_s = report.compare_eager.get("graph_seconds", 0.0)
@@ -157,9 +160,43 @@ def render_text(report: TraceReport) -> str:
         eager = f"{fmt_seconds(eager_s)} eagerly" if eager_s else "no eager timing"
         lines.append(
             f"graph vs eager: the cell took {fmt_seconds(graph_s)} with tf.function and "
-            f"{eager}: {report_verdict(report)}"
+            f"{eager}:"
         )
-    return "\n".join(lines)
+        lines.append(f"  {report_verdict(report)}")
+    return "\n".join(wrap_lines(lines))
+
+
+def wrap_lines(lines: list[str], width: int = LINE_CHARS) -> list[str]:
+    """Every line at most ``width`` characters: a longer one wraps at spaces, its continuation
+    indented 4 more than it (code inside brackets stays valid Python; a comment stays one)."""
+    out = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()))
+        indent += "# " if line.lstrip().startswith("#") else "    "
+        out += textwrap.wrap(
+            line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+        )
+    return out
+
+
+TF_WARNINGS_TITLE = "TensorFlow's own retracing warning, kept quiet while the watch explained it"
+
+
+def tf_warnings_said(warnings: tuple[str, ...]) -> list[str]:
+    """TensorFlow's retracing warnings, caught while the watch explained them: each distinct one
+    once, its first sentence, a function named as a person knows it (not ``<function … at 0x…>``),
+    ``(said 2×)`` when TF repeated it."""
+    said = Counter(_ADDRESS.sub(r"\1", w.splitlines()[0]).split(". ", 1)[0] for w in warnings if w)
+    return [text + (f" (said {n}×)" if n > 1 else "") for text, n in said.items()]
+
+
+def tf_warning_lines(warnings: tuple[str, ...]) -> list[str]:
+    if not warnings:
+        return []
+    return ["", TF_WARNINGS_TITLE + ":", *("  " + w for w in tf_warnings_said(warnings))]
 
 
 def _event_lines(
@@ -170,7 +207,7 @@ def _event_lines(
     lines = []
     if e.failed_trace:
         lines.append(f"{label}  trace failed: {e.error}")
-    lines += reason_lines(e.reasons, label, said)
+    lines += reason_lines(e.reasons, label, said, name=code_name(e.qualname))
     extra = [f"cost {cost_text(e, fn)}" + (" (wasted)" if e.wasted else "")]
     if e.caller:
         extra.append(f"at {short_path(e.caller, labels)}")

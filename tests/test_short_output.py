@@ -1,0 +1,100 @@
+"""Output a person reads in seconds (issue 22): short fixes said once, live-log lines of at most
+200 characters, TensorFlow's retracing warning quiet while a watch explains it and back after."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import tfgraph_lab  # noqa: E402
+from tfgraph_lab.datatypes import Reason  # noqa: E402
+from tfgraph_lab.fix_text import SUMMARY_CHARS, short_fix  # noqa: E402
+from tfgraph_lab.fixes import code_name  # noqa: E402
+from tfgraph_lab.livelog import LINE_CHARS, PREFIX, format_retrace  # noqa: E402
+
+
+class Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def _retrace_often(fn) -> None:  # type: ignore[no-untyped-def]
+    for n in range(1, 9):  # 8 traces in 8 calls: TF warns ("5 out of the last 5 calls ...")
+        fn(tf.ones([n]))
+
+
+def test_tf_retracing_warning_is_quiet_inside_a_watch_and_back_after() -> None:
+    logger = tf.get_logger()
+    records = Records()
+    logger.addHandler(records)
+    filters = list(logger.filters)
+    try:
+
+        @tf.function
+        def inside(x):
+            return x + 1
+
+        @tf.function
+        def after(x):
+            return x + 2
+
+        with tfgraph_lab.watch() as w:
+            _retrace_often(inside)
+        assert not [m for m in records.messages if "retracing" in m], records.messages
+        assert w.report.warnings and "retracing" in w.report.warnings[0]  # kept for the report
+        assert logger.filters == filters  # restored exactly
+        _retrace_often(after)  # TensorFlow warns again once no watch explains it
+        assert [m for m in records.messages if "retracing" in m and "after" in m], records.messages
+    finally:
+        logger.removeHandler(records)
+    text = str(w.report)
+    assert "kept quiet while the watch explained it" in text and " at 0x" not in text
+
+
+def test_fix_is_said_once_in_its_short_form_and_whole_in_the_json() -> None:
+    @tf.function
+    def step(x, y):
+        return tf.reduce_sum(x) + tf.reduce_sum(y)
+
+    with tfgraph_lab.watch() as w:
+        for n in (32, 32, 8):
+            step(tf.ones([n, 4]), tf.ones([n, 1]))
+    reasons = [r for e in w.report.events for r in e.reasons if r.code == "shape-changed"]
+    assert [r.argument for r in reasons] == ["x", "y"] and reasons[0].fix == reasons[1].fix
+    short = short_fix(reasons[0], "step")
+    assert 20 < len(short.summary) <= SUMMARY_CHARS and "drop_remainder=True" in short.summary
+    assert short.code.startswith("@tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)")
+    assert short.tradeoff.startswith("another dtype or rank then raises TypeError")
+    text = str(w.report)
+    assert text.count(short.summary) == 1 and "fix: as for `x` above" in text
+    assert short.code.split("  #")[0] in text and f"trade-off: {short.tradeoff}" in text
+    assert reasons[0].fix not in text  # the long paragraph stays in the data (JSON, log record)
+    assert reasons[0].fix in w.report.to_json()
+    html = w.report._repr_html_()
+    assert "<summary>full fix</summary>" in html
+
+
+def test_live_log_line_is_at_most_200_characters_and_says_where_to_read_more() -> None:
+    long_fix = Reason(
+        "python-value-changed",
+        "learning_rate_schedule_value",
+        "0.000390625",
+        "0.0001953125",
+        "m",
+        "pass `learning_rate_schedule_value` as a tensor so one graph serves every value: " + "x" * 900,
+    )
+    qualname = "a_very_long_module_name.<locals>.SomeClass.method_with_a_long_name.<locals>.train_step"
+    line = format_retrace(
+        qualname, [long_fix] * 3, "some/deeply/nested/package/path/train.py:1234", 1.5, "Thread-7", "get_concrete_function"
+    )
+    assert len(PREFIX + line) <= 200 and len(line) <= LINE_CHARS
+    assert line.endswith("see the report") and "train_step" in line
+    short = short_fix(long_fix, code_name(qualname))
+    assert short.summary == "pass `learning_rate_schedule_value` as a tensor so one graph serves every value"

@@ -373,3 +373,30 @@ def test_a_failing_cell_and_a_hung_cell_make_the_verdict_no(local_hub: Any, tmp_
     assert "do NOT fit" in proc.stdout and "1 cells timed out" in proc.stdout
     assert "first failure: " in proc.stdout and "broken.ipynb cell 2: error ZeroDivisionError" in proc.stdout
     assert _check_users(local_hub) == []
+
+
+@pytest.mark.slow
+def test_a_hub_that_dies_leaves_no_server_behind() -> None:
+    """The hub is killed (no clean-up of its own) with a learner's server running: stop() still
+    finds the orphaned server by its home in the hub's folder, and kills it."""
+    _hub_tools_or_skip()
+    import signal
+
+    from tfgraph_lab.hubcheck.localhub import LocalHub
+    from tfgraph_lab.hubcheck.rest import HubAPI
+
+    hub = LocalHub()
+    hub.start()
+    folder = str(hub.folder)
+    try:
+        admin = HubAPI(hub.url, hub.token)
+        admin.create_users(["orphan"])
+        admin.start_server("orphan")
+        pid = admin.wait_ready("orphan", 180)["state"]["pid"]
+        assert hub.process is not None
+        hub.process.send_signal(signal.SIGKILL)
+        hub.process.wait(10)
+        assert f"{pid} " in " ".join(_strays(folder)) + " "  # the server outlived its hub
+    finally:
+        hub.stop()
+    assert hub.still_running() == [] and _strays(folder) == []

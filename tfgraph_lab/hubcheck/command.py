@@ -130,6 +130,9 @@ def _check(args: argparse.Namespace) -> int:
     except UsageProblem as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # run_check removed its users and servers before this arrives
+        print(f"{prog}: interrupted; the users and servers it made were removed", file=sys.stderr)
+        return 130
     except TfgraphLabError as exc:  # the hub failed in a way no learner result can hold
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1

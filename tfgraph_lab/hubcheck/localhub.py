@@ -177,7 +177,9 @@ class LocalHub:
         )
 
     def processes(self) -> list[Any]:
-        """The hub and every process under it now (psutil.Process objects), remembered for stop."""
+        """The hub and every process under it now (psutil.Process objects), with any process
+        that runs from the hub's folder (a server orphaned by a hub that died: its home is
+        there), all remembered for :meth:`stop`."""
         import psutil
 
         if self.process is None:
@@ -187,6 +189,15 @@ class LocalHub:
             found = [hub, *hub.children(recursive=True)]
         except psutil.NoSuchProcess:
             found = []
+        folder = str(self.folder)
+        for proc in psutil.process_iter(["cmdline", "cwd"]):
+            try:
+                if folder in " ".join(proc.info["cmdline"] or []) or (proc.info["cwd"] or "").startswith(
+                    folder
+                ):
+                    found.append(proc)
+            except psutil.Error:
+                continue
         for proc in found:
             self._seen.setdefault(proc.pid, proc)
         return found
@@ -206,6 +217,7 @@ class LocalHub:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(5)
+        self.processes()  # what the hub left behind, orphans included
         killed = []
         for proc in list(self._seen.values()):
             try:

@@ -191,8 +191,12 @@ def test_tracewatch_trace_flag_writes_the_timeline(tmp_path: Any) -> None:
         events = complete_events(json.loads(path.read_text()))
         assert [e["cat"] for e in events] == ["trace", "trace", "call"]
         assert events[1]["args"]["reasons"] == ["shape-changed"]
-        bad = ip.run_cell(f"%%tracewatch -q --trace {tmp_path / 'missing' / 't.json'}\nk(tf.ones([1]))\n")
+        # A path that cannot be written is refused before the cell runs (its side effects too).
+        ip.user_ns["ran"] = 0
+        bad = ip.run_cell(f"%%tracewatch -q --trace {tmp_path / 'missing' / 't.json'}\nran = 1\n")
         assert type(bad.error_in_exec).__name__ == "UsageError"
-        assert "could not write the timeline" in str(bad.error_in_exec)
+        assert "does not exist" in str(bad.error_in_exec)
+        assert "The cell was not run" in str(bad.error_in_exec)
+        assert ip.user_ns["ran"] == 0 and not is_patched()
     finally:
         ip.run_line_magic("unload_ext", "tfgraph_lab")

@@ -327,3 +327,20 @@ def test_the_fix_tried_covers_every_call_of_the_run(shell: Any, trials: list[Fix
     trial = try_cell(shell, trials, "[widen(tf.ones(s)) for s in ((4, 3), (2, 3), (5, 2))]\n")
     assert trial.plan is not None and "tf.TensorSpec([None, None], tf.float32)" in trial.plan.decorator
     assert trial.verdict == "works" and trial.after is not None and trial.after.traces == 1
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        (tf.constant([1.0, 2.0]), tf.constant([1.0, 2.0 + 1e-9]), "equal"),
+        ({"loss": tf.constant(1.0)}, {"loss": tf.constant(1.5)}, "differ"),
+        ([tf.ones([2])], [tf.ones([3])], "differ"),
+        ("a report", "a report", "not compared"),  # not made of tensors and numbers
+        ({1: 1.0, "a": 2.0}, {1: 1.0, "a": 2.0}, "not compared"),  # tf.nest cannot sort the keys
+        (None, None, "not compared"),
+    ],
+)
+def test_outputs_compared(before: Any, after: Any, expected: str) -> None:
+    where = ("f", "x.py", 1)
+    outcome, _ = tryfix._compare(tryfix.Outputs(before), tryfix.Outputs(after), where, "f")
+    assert outcome == expected

@@ -60,7 +60,9 @@ def capture_outputs() -> Iterator[Outputs]:
     outputs = Outputs()
     with tfr.capture_results(lambda where: not is_framework_file(where[1])) as log:
         yield outputs
-    outputs.results = log.results  # tensors, converted when compared (not in the timed run)
+    # Tensors, converted when compared (not in the timed run); none when some could not be
+    # kept: results out of step would compare the wrong calls.
+    outputs.results = log.results if not log.failures else {}
 
 
 def _numpy(x: Any) -> Any:
@@ -69,12 +71,17 @@ def _numpy(x: Any) -> Any:
     import tensorflow as tf
 
     leaves: list[Any] = []
-    for leaf in tf.nest.flatten(x, expand_composites=True):
-        if hasattr(leaf, "numpy"):
-            leaves.append(np.asarray(leaf.numpy()))
-        elif isinstance(leaf, (int, float, bool, complex, np.ndarray, np.generic)) or leaf is None:
+    try:
+        flat = tf.nest.flatten(x, expand_composites=True)
+    except Exception:  # a structure tf.nest cannot walk (e.g. a dict with unsortable keys)
+        return _NOT_DATA
+    for leaf in flat:
+        if isinstance(leaf, (int, float, bool, complex, np.ndarray, np.generic)) or leaf is None:
             leaves.append(np.asarray(leaf) if leaf is not None else None)
-        else:
+            continue
+        try:
+            leaves.append(np.asarray(leaf.numpy()))
+        except Exception:  # no numpy(), or a symbolic tensor
             return _NOT_DATA
     return leaves
 

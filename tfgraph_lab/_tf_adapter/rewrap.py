@@ -122,6 +122,7 @@ class ResultLog:
         self.results: dict[Location, list[Any]] = {}
         self.calls: dict[Location, int] = {}
         self._where: dict[int, tuple[Any, Location | None]] = {}
+        self.failures = 0  # results that could not be kept (then outputs are not compared)
 
     def location(self, fn: Any) -> Location | None:
         known = self._where.get(id(fn))
@@ -161,10 +162,13 @@ def capture_results(wanted: Callable[[Location], bool]) -> Iterator[ResultLog]:
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # the user's error shows their frames, not this wrapper
         result = original(self, *args, **kwargs)
-        if tf.executing_eagerly():
-            where = log.location(self)
-            if where is not None:
-                log.add(where, result)
+        try:  # keeping a result must never break the user's call
+            if tf.executing_eagerly():
+                where = log.location(self)
+                if where is not None:
+                    log.add(where, result)
+        except Exception:
+            log.failures += 1
         return result
 
     pf.Function.__call__ = __call__  # type: ignore[method-assign]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
+from ..fix_text import plan_summary
 from .blocks import table_html
 from .format import fmt_seconds, plural
 from .style import style_tag
@@ -52,6 +53,13 @@ def trial_rows(t: FixTrial) -> list[tuple[str, str, str]]:
         ("time per call (mean ± std. dev.)", *pair(_per_call)),
     ]
     return rows
+
+
+def _summary(t: FixTrial) -> str:
+    """What the fix changes, in one line (the report's short form, fix_text.plan_summary)."""
+    if t.plan is None:
+        return "the report's fix is advice, not a change a program can apply"
+    return plan_summary(t.plan, t.name)
 
 
 def _fix_code(t: FixTrial) -> str:
@@ -109,7 +117,7 @@ def _runs_line(t: FixTrial) -> str:
 
 
 def render_trial_text(t: FixTrial) -> str:
-    lines = [f"try-fix {t.function}: {_fix_code(t)}"]
+    lines = [f"try-fix {t.function}: {_summary(t)}", f"  {_fix_code(t)}"]
     runs = _runs_line(t)
     if runs:
         lines.append(f"  ({runs})")
@@ -137,7 +145,8 @@ def render_trial_html(t: FixTrial) -> str:
     rows = [[escape(label), escape(before), escape(after)] for label, before, after in trial_rows(t)]
     parts = [
         f"<div class='tfgl tfgl-report tfgl-trial tfgl-trial-{t.verdict}'>{style_tag()}",
-        f"<div><b>try-fix</b> <code>{escape(t.function)}</code>: <code>{escape(_fix_code(t))}</code></div>",
+        f"<div><b>try-fix</b> <code>{escape(t.function)}</code>: {escape(_summary(t))}</div>",
+        f"<div><code>{escape(_fix_code(t))}</code></div>",
     ]
     runs = _runs_line(t)
     if runs:

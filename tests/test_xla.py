@@ -281,3 +281,18 @@ def test_xla_counts_survive_json_and_add_up_when_processes_are_merged() -> None:
     assert [e.xla_compiled for e in reports[0].events] == [True, True, False]
     merged = merge_reports([("a.json", reports[0]), ("b.json", reports[1])])
     assert _by_name(merged.report)["stack"].xla_compiles == 4
+
+
+def test_a_device_scope_reads_as_its_device_not_an_object_address() -> None:
+    """A strategy's replica threads build under tf.device scopes, which TF 2.21 keeps as
+    MergeDevice objects (no repr of their own): a context names the device, not an address."""
+    from types import SimpleNamespace
+
+    from tensorflow.python.framework.device import MergeDevice
+
+    from tfgraph_lab._tf_adapter import describe_context
+
+    scope = MergeDevice("/job:localhost/replica:0/task:0/device:CPU:1")
+    inner = SimpleNamespace(parent_graph=None, device_functions=(scope,))
+    text = describe_context(SimpleNamespace(context=inner))
+    assert text == "eager; device /device:CPU:1"

@@ -182,7 +182,7 @@ def describe_context(function_context: Any) -> str:
         parts.append(f"inside graph {name}" if name else "inside a tf.Graph (graph-mode code)")
     devices = getattr(ctx, "device_functions", ()) or ()
     if devices:
-        parts.append("device " + ",".join(str(d) for d in devices))
+        parts.append("device " + ",".join(_device_text(d) for d in devices))
     if getattr(ctx, "in_cross_replica_context", False):
         parts.append("cross-replica")
     if getattr(ctx, "variable_policy", None) is not None:
@@ -193,6 +193,20 @@ def describe_context(function_context: Any) -> str:
     if scope is not None and "NO_VARIABLE" not in str(scope) and "VARIABLE" in str(scope):
         parts.append("variable-creation scope")
     return "; ".join(parts)
+
+
+def _device_text(device: Any) -> str:
+    """A device scope as its spec (``/device:CPU:1``), not ``<MergeDevice object at 0x…>``:
+    TF 2.21 wraps each ``tf.device`` scope (a strategy's replica thread runs under one per
+    device) in a ``MergeDevice`` with no ``__repr__`` of its own but a ``_spec``."""
+    spec = getattr(device, "_spec", None)
+    to_string = getattr(spec, "to_string", None)
+    if to_string is not None:
+        text = str(to_string())
+        return text.replace("/job:localhost/replica:0/task:0", "") or "(any)"
+    if callable(device):
+        return f"device function {getattr(device, '__qualname__', type(device).__name__)}"
+    return str(device)
 
 
 def in_save_context() -> bool:

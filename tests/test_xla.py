@@ -296,3 +296,54 @@ def test_a_device_scope_reads_as_its_device_not_an_object_address() -> None:
     inner = SimpleNamespace(parent_graph=None, device_functions=(scope,))
     text = describe_context(SimpleNamespace(context=inner))
     assert text == "eager; device /device:CPU:1"
+
+
+def test_a_restored_function_called_with_a_new_shape_says_why_and_how_to_export(tmp_path: Path) -> None:
+    """TF 2.21's first line ("Could not find matching concrete function…") is the message, not
+    its last ("Keyword arguments: {}"); the fix (export with an input_signature) is measured."""
+
+    class Saved(tf.Module):
+        @tf.function
+        def f(self, x: Any) -> Any:
+            return x * 2.0
+
+    module = Saved()
+    module.f(tf.ones([2]))
+    tf.saved_model.save(module, str(tmp_path / "plain"))
+    restored = tf.saved_model.load(str(tmp_path / "plain"))
+    with tfgraph_lab.watch() as w, pytest.raises(ValueError):
+        restored.f(tf.ones([3]))
+    (event,) = [e for e in w.report.events if e.failed_trace]
+    assert event.error is not None and "Could not find matching concrete function" in event.error
+    assert "shape=(3,)" in event.error and "shape=(2,)" in event.error
+    (reason,) = event.reasons
+    assert reason.code == "saved-signature-mismatch" and "input_signature" in reason.fix
+
+    class Exported(tf.Module):  # the fix, as the reason gives it
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+        def f(self, x: Any) -> Any:
+            return x * 2.0
+
+    tf.saved_model.save(Exported(), str(tmp_path / "fixed"))
+    fixed = tf.saved_model.load(str(tmp_path / "fixed"))
+    assert [fixed.f(tf.ones([n])).shape[0] for n in (2, 3, 5)] == [2, 3, 5]
+
+
+def test_passing_a_python_int_as_a_tensor_under_xla_says_the_compilations_remain() -> None:
+    """k as a tensor: 1 graph, but XLA still compiles once per value when k sets a shape."""
+
+    @tf.function(jit_compile=True)
+    def head(x: Any, k: Any) -> Any:
+        return tf.reduce_sum(x[:k])
+
+    with tfgraph_lab.watch() as w:
+        for k in (1, 2):
+            head(tf.ones([5]), k)
+    (fn,) = w.report.functions
+    assert fn.suggestion is not None and "tf.constant(k)" in fn.suggestion
+    assert "still compiles once per value with XLA" in fn.suggestion
+    with tfgraph_lab.watch() as w:
+        for k in (1, 2, 3):
+            head(tf.ones([5]), tf.constant(k))
+    (fn,) = w.report.functions
+    assert fn.traces == 1 and fn.xla_compiles >= 1  # TF's log (tests/test_xla_log.py): 3

@@ -59,13 +59,18 @@ _SCENARIOS = textwrap.dedent(
     def compute_loss(x):
         return tf.reduce_sum(tf.matmul(x, w))
 
+    def replica_step(x):
+        with tf.GradientTape() as tape:
+            loss = compute_loss(x)
+        return tape.gradient(loss, w)
+
     @tf.function
     def distributed_train_step(batch):
-        def step(x):
-            with tf.GradientTape() as tape:
-                loss = compute_loss(x)
-            return tape.gradient(loss, w)
-        return strategy.run(step, args=(batch,))
+        return strategy.run(replica_step, args=(batch,))
+
+    @tf.function
+    def dropped_step(batch):  # the suggested fix: drop_remainder=True
+        return strategy.run(replica_step, args=(batch,))
 
     v = tf.Variable(tf.ones([3]))
 
@@ -99,6 +104,9 @@ _SCENARIOS = textwrap.dedent(
         ds = tf.data.Dataset.from_tensor_slices(tf.ones([10, 3])).batch(8)
         for batch in strategy.experimental_distribute_dataset(ds):
             distributed_train_step(batch)
+        dropped = tf.data.Dataset.from_tensor_slices(tf.ones([10, 3])).batch(4, drop_remainder=True)
+        for batch in strategy.experimental_distribute_dataset(dropped):
+            dropped_step(batch)
         for shape in [[3], [3], [2, 3]]:
             grad_step(tf.ones(shape))
         for _ in range(2):
@@ -121,9 +129,13 @@ _SCENARIOS = textwrap.dedent(
 
     logged = counts(rec.report)
     text = str(rec.report)
+    suggestions = {f.qualname: f.suggestion for f in rec.report.functions}
+    report = {"log": logged, "text": text, "suggestions": suggestions}
+    report["dropped_traces"] = dropped_step.experimental_get_tracing_count()
     rec._xla_window = None  # the same watch as the model alone saw it
     rec._report = None
-    print("REPORT " + json.dumps({"log": logged, "model": counts(rec.report), "text": text}))
+    report["model"] = counts(rec.report)
+    print("REPORT " + json.dumps(report))
     """
 )
 
@@ -165,13 +177,21 @@ def test_every_count_equals_tensorflows_compile_log(tmp_path: Path) -> None:
     # the four kinds the model missed, as TF 2.21 compiled them
     assert counted["head"] == 3  # one compilation per value of k (1, 2, 3), one graph
     assert counted["dense"] == 3  # batch sizes 4, 3, 2 under input_signature [None, 12]
-    assert counted["compute_loss"] == 8  # 2 devices × 2 batch shapes × forward and backward
+    # 2 devices × forward and backward × 2 batch shapes in distributed_train_step, 1 in dropped_step
+    assert counted["compute_loss"] == 12
     assert counted["tape_loss"] == 4  # forward and backward per shape
     assert counted["eager_loss"] == 2  # the forward twin, and the backward pass at tape.gradient
     assert counted["relaxed"] == 3  # 2 graphs, 3 concrete shapes
     assert counted["one_step_on_data"] == 4  # fit: batches of 4 and 2; predict: 3 and 5 rows
     assert "constant-value  head" in report["text"] and "per-device  compute_loss" in report["text"]
     assert "≥" not in report["text"].splitlines()[0] and "(TensorFlow's compile log)" in report["text"]
+    # the strategy's explanations: a PerReplica batch → drop_remainder (measured: 1 trace),
+    # an input_signature leaves one graph per device, devices named without object addresses
+    assert "drop_remainder=True" in report["suggestions"]["distributed_train_step"]
+    assert report["dropped_traces"] == 1
+    assert "1 graph per device" in report["suggestions"]["compute_loss"]
+    assert "XLA compiles once per device and shape" in report["suggestions"]["compute_loss"]
+    assert "object at 0x" not in report["text"] and "device /device:CPU:1" in report["text"]
     # the model alone: marked, and never more than TF compiled unless marked "about"
     for name, (n, kind) in report["model"].items():
         assert kind in ("at-least", "about"), (name, kind)

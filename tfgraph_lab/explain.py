@@ -46,6 +46,7 @@ CODES = (
     "object-changed",
     "variable-changed",
     "context-changed",
+    "saved-signature-mismatch",
     "unexplained",
 )
 

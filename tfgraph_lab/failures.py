@@ -10,6 +10,7 @@ from __future__ import annotations
 from .datatypes import Reason
 
 __all__ = [
+    "SAVED_SIGNATURE",
     "VARIABLE_PER_TRACE",
     "WRONG_INPUTS",
     "creates_variable_per_trace",
@@ -23,7 +24,12 @@ VARIABLE_PER_TRACE = "variable-per-trace"
 #: Arguments that do not bind to the function's parameters or its input_signature (before any trace).
 WRONG_INPUTS = "wrong-inputs"
 
+#: A function restored from a SavedModel called with arguments none of its saved graphs takes.
+SAVED_SIGNATURE = "saved-signature-mismatch"
+
 _BINDING = "Binding inputs to tf.function failed"
+# TF 2.15-2.21's first line; its last ("Keyword arguments: {}") says nothing
+_NO_SAVED_GRAPH = "Could not find matching concrete function to call loaded from the SavedModel"
 _EVERY_TRACE = "creates a tf.Variable on every trace"
 
 
@@ -44,6 +50,10 @@ def error_text(exc: BaseException, limit: int = 300) -> str:
             break
     if lines and lines[0].startswith(_BINDING):
         message = lines[0].split(". Received args")[0]
+    if lines and lines[0].startswith(_NO_SAVED_GRAPH):
+        got = [line[2:] for line in lines if line.startswith("* <")]
+        saved = [line[2:] for line in lines if line.startswith("* ") and not line.startswith("* <")]
+        message = f"{_NO_SAVED_GRAPH}: got {', '.join(got) or '?'}; saved for {'; '.join(saved) or '?'}"
     text = f"{name}: {message}" if message else name
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -54,6 +64,8 @@ def failure_kind(error: str) -> str | None:
         return VARIABLE_PER_TRACE
     if _BINDING in error:
         return WRONG_INPUTS
+    if _NO_SAVED_GRAPH in error:
+        return SAVED_SIGNATURE
     return None
 
 
@@ -69,6 +81,19 @@ def explain_failure(error: str, qualname: str = "") -> list[Reason]:
                 fix="create the variable once, outside the function — in __init__ of a tf.Module "
                 "or Keras layer (or `if self.v is None:` lazy creation), and only read/assign it "
                 "inside",
+            )
+        ]
+    if failure_kind(error) == SAVED_SIGNATURE:
+        return [
+            Reason(
+                SAVED_SIGNATURE,
+                message=f"{name} was restored from a SavedModel, which keeps only the graphs traced "
+                "before saving; none takes these arguments (a new shape or dtype), and a restored "
+                "function cannot trace a new graph",
+                fix="export it with an input_signature covering the calls, the varying dimensions "
+                "as None: @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)]) on the "
+                "method before tf.saved_model.save, then one saved graph serves every size; or call "
+                "it with the shapes it was saved with",
             )
         ]
     return []

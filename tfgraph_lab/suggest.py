@@ -59,6 +59,23 @@ def suggest_fix(
     return "\n".join(dict.fromkeys(p for p in parts if p)) or None
 
 
+# A distributed dataset's last batch is smaller per replica (TF 2.21 MirroredStrategy: 10 rows
+# batched by 8 over 2 replicas: PerReplica 4+4, then 1+1): a PerReplica shape change.
+PER_REPLICA_FIX = (
+    "# batch the dataset with drop_remainder=True before strategy.experimental_distribute_dataset:\n"
+    "# every PerReplica batch then has one shape (the last, smaller batch is dropped) → 1 graph"
+)
+# Measured (TF 2.21, MirroredStrategy over 2 logical CPUs): each replica thread traces its own
+# graph, so an input_signature leaves one graph per device.
+PER_DEVICE_PROMISE = "1 graph per device (under a distribution strategy each replica keeps its own)"
+PER_DEVICE_XLA = ", and XLA compiles once per device and shape"
+# Measured (TF 2.21): x[:k] under jit_compile=True with k a tensor: 1 graph, 3 compiles for 3 values.
+XLA_VALUE_NOTE = (
+    "\n# under jit_compile=True a value that sets a shape (a slice size, a tf.range limit) still "
+    "compiles once per value with XLA: pad or bucket it to a few sizes, or accept one compile per value"
+)
+
+
 def _suggest_for(
     code: str,
     summary: FunctionSummary,
@@ -77,9 +94,14 @@ def _suggest_for(
         plan = None if python_flags else input_signature_plan(history)
         if plan is None and reduce_retracing_helps(history):
             plan = reduce_retracing_plan(history)
+        if plan is None and any("PerReplica" in r.before + r.after for r in reasons if r.code == code):
+            return PER_REPLICA_FIX
         if plan is None:
             return f"# call {short} with tensors of one shape (these calls differ in more than shapes)"
-        lines = [f"@tf.function({plan.decorator})", f"def {short}(...): ...  # {plan.promise}"]
+        promise = plan.promise
+        if any(r.code == "context-changed" and "device /" in r.after for r in reasons):
+            promise = PER_DEVICE_PROMISE + (PER_DEVICE_XLA if summary.jit_compile else "")
+        lines = [f"@tf.function({plan.decorator})", f"def {short}(...): ...  # {promise}"]
         if plan.note:
             lines.append(f"# {plan.note}")
         return "\n".join(lines)
@@ -92,7 +114,8 @@ def _suggest_for(
         merged = tuple(dict.fromkeys(pair for call in rewrites for pair in call))
         if merged:
             passes = ", ".join(f"{a}={e}" for a, e in merged)
-            return f"{short}(..., {passes})  # tensors: a new value no longer makes a new graph"
+            text = f"{short}(..., {passes})  # tensors: a new value no longer makes a new graph"
+            return text + (XLA_VALUE_NOTE if summary.jit_compile else "")
     if code == "new-function-object":
         return (
             f"{short}_fn = tf.function({short})  # once, outside the loop or cell\nfor ...: {short}_fn(...)"

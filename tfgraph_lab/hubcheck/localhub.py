@@ -67,13 +67,16 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _config(folder: Path, proxy: str, token: str, ports: tuple[int, int, int], env: dict[str, str]) -> str:
+def _config(
+    folder: Path, proxy: str, token: str, ports: tuple[int, int, int], env: dict[str, str], base_url: str
+) -> str:
     public, hub, api = ports
     spawner_env = {key: os.environ[key] for key in _KEEP if key in os.environ}
     spawner_env.update(env)
     lines = [
         "c = get_config()  # noqa: F821",
         f"c.JupyterHub.ip = '127.0.0.1'; c.JupyterHub.port = {public}",
+        f"c.JupyterHub.base_url = {base_url!r}",
         f"c.JupyterHub.hub_ip = '127.0.0.1'; c.JupyterHub.hub_port = {hub}",
         f"c.ConfigurableHTTPProxy.api_url = 'http://127.0.0.1:{api}'",
         f"c.ConfigurableHTTPProxy.command = [{proxy!r}]",
@@ -102,7 +105,8 @@ class LocalHub:
     """A JupyterHub on 127.0.0.1 in a temporary folder; use as a context manager.
 
     ``url`` is the public (proxy) URL, ``token`` an admin service token. ``env`` adds variables to
-    every learner's server and kernels (default: what ``binder/start`` sets).
+    every learner's server and kernels (default: what ``binder/start`` sets). ``base_url`` puts the hub under a prefix
+    (``/jupyter/``), as some institutions run theirs.
     """
 
     def __init__(
@@ -111,6 +115,7 @@ class LocalHub:
         proxy: str | None = None,
         env: dict[str, str] | None = None,
         start_timeout: float = 120.0,
+        base_url: str = "/",
     ) -> None:
         self.proxy = proxy or find_proxy()
         if self.proxy is None:
@@ -125,6 +130,7 @@ class LocalHub:
         self.folder: Path | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self.url = ""
+        self.base_url = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
         self._seen: dict[int, Any] = {}
         self.final_log = ""
 
@@ -147,9 +153,10 @@ class LocalHub:
         ports = (_free_port(), _free_port(), _free_port())
         config = self.folder / "jupyterhub_config.py"
         config.write_text(
-            _config(self.folder, str(self.proxy), self.token, ports, self.env), encoding="utf-8"
+            _config(self.folder, str(self.proxy), self.token, ports, self.env, self.base_url),
+            encoding="utf-8",
         )
-        self.url = f"http://127.0.0.1:{ports[0]}"
+        self.url = f"http://127.0.0.1:{ports[0]}{self.base_url}".rstrip("/")
         with open(self.folder / "jupyterhub.log", "wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "jupyterhub", "-f", str(config)],

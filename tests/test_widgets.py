@@ -293,9 +293,14 @@ def test_apply_the_fix_shrinks_the_cache_as_tensorflow_counts() -> None:
     assert "3 graphs → 1 graph for the same 7 calls" in lab.status.value
     assert "@tf.function(input_signature=[tf.TensorSpec([None, 16]" in lab.code.value
     assert "decorator fix: applied" in lab.fix_hint.value
-    assert "Applied @tf.function(input_signature=" in lab.text() and "3 → 1 graphs for the same 7 calls" in lab.text()
+    assert (
+        "Applied @tf.function(input_signature=" in lab.text()
+        and "3 → 1 graphs for the same 7 calls" in lab.text()
+    )
     # by hand: the same decorator on the same calls
-    hand = tf.function(lab.session.scenario.python_function(lab.session.built), **eval(f"dict({plan.decorator})"))
+    hand = tf.function(
+        lab.session.scenario.python_function(lab.session.built), **eval(f"dict({plan.decorator})")
+    )
     for settings, batch in lab.session.history:
         hand(*lab.session.scenario.arguments(settings, batch))
     assert hand.experimental_get_tracing_count() == lab.session.tracing_count

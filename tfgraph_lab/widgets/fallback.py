@@ -116,7 +116,10 @@ def lab_text(lab: Any) -> str:
     lines += [f"  #{i} {row.signature}  hits {row.hits}" for i, row in enumerate(state.graphs)]
     fixed = state.fixed
     if fixed is not None:  # «Apply the fix»: what it did to the cache, or TF's error
-        outcome = fixed.error or f"{fixed.graphs_before} → {fixed.graphs_after} graphs for the same {fixed.calls} calls"
+        outcome = (
+            fixed.error
+            or f"{fixed.graphs_before} → {fixed.graphs_after} graphs for the same {fixed.calls} calls"
+        )
         lines.append(f"Applied {fixed.plan.code(lab.session.scenario.name)}: {outcome}")
     if getattr(lab, "goal", ""):
         lines.append(f"Goal: {lab.goal}")

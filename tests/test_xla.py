@@ -154,6 +154,11 @@ def test_a_function_compiled_before_the_watch_is_not_counted_as_compiling() -> N
         ),
         # a 40 ms stall on ~1 ms calls is not a compilation (under 50 ms above the median)
         ([(0.001, True), (0.04, True), (0.001, True)], [False, False, False]),
+        # half the calls compile: the median is a compilation, the fastest call is not
+        (
+            [(0.2, True), (0.002, True), (0.21, True), (0.002, True), (0.2, True), (0.003, True)],
+            [True, False, True, False, True, False],
+        ),
         # only candidates can be judged compiled; the others are references
         (
             [(0.3, False), (0.001, False), (0.001, False), (0.001, False), (0.3, True)],

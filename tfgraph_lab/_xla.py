@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMPILE_RATIO", "Site", "XlaModel", "XlaOutcome", "estimate_hidden", "judge_by_time"]
 
-# A call counted as a compilation by its time alone is at least this many times the median of
+# A call counted as a compilation by its time alone is at least this many times the fastest of
 # its graph's other calls and at least MIN_COMPILE_SECONDS above it. XLA's CPU compile of even a
 # tiny graph took 25-60 ms on the 2-core test machine (TF 2.21), a tiny Keras train step 0.15-0.5 s;
 # cached Keras steps 0.6-12 ms (a loaded machine stalls a call by tens of ms now and then).
@@ -341,11 +341,13 @@ def judge_by_time(entries: Sequence[Any]) -> dict[int, XlaOutcome]:
 
 def estimate_hidden(samples: dict[int, list[tuple[float, bool]]]) -> dict[int, list[bool]]:
     """Per graph, which calls compiled, judged by time: ``(seconds, candidate)`` per call, in
-    order. A candidate compiled when it took ``COMPILE_RATIO`` × the median of the graph's calls
-    and ``MIN_COMPILE_SECONDS`` more (a cached call should not; a tiny compile can, and is missed)."""
+    order. A candidate compiled when it took ``COMPILE_RATIO`` × the graph's fastest call and
+    ``MIN_COMPILE_SECONDS`` more (a cached call should not; a tiny compile can, and is missed).
+    The fastest call, not the median: when half the calls compile (a nested XLA function fed 4
+    batch sizes), the median is itself a compilation and no compilation would stand out."""
     out: dict[int, list[bool]] = {}
     for graph_id, calls in samples.items():
-        ref = statistics.median(s for s, _ in calls)
+        ref = min(s for s, _ in calls)
         floor = max(COMPILE_RATIO * ref, ref + MIN_COMPILE_SECONDS)
         out[graph_id] = [candidate and seconds >= floor for seconds, candidate in calls]
     return out

@@ -173,3 +173,66 @@ def test_notebook_magic_shows_the_report_without_doubling_it_in_stderr(tmp_path:
     assert "shape-changed" in proc.stdout  # the report
     assert proc.stderr.count("f retraced") == 2, proc.stderr  # only the configured cell's retraces
     assert "(3,) → (4,)" in proc.stderr and "(1,) → (2,)" not in proc.stderr
+
+
+MIRRORED = """
+import tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+with strategy.scope():
+    v = tf.Variable(1.0)
+
+@tf.function
+def step(x):
+    return strategy.run(lambda x: tf.reduce_sum(x) * v, args=(x,))
+
+for n in (8, 6, 4, 2):
+    ds = tf.data.Dataset.from_tensor_slices(tf.ones([n * 3, 4])).batch(n)
+    for batch in strategy.experimental_distribute_dataset(ds):
+        step(batch)
+"""
+
+
+def test_tensorflows_own_retraces_fold_into_one_line_per_watch(tmp_path: Path) -> None:
+    """MirroredStrategy's tf.data helpers (_PerDeviceGenerator) retrace for every new dataset:
+    one summary line instead of one line each; ``run --all`` logs them one by one."""
+    script = tmp_path / "mirrored.py"
+    script.write_text(MIRRORED)
+    lines = [
+        line
+        for line in run_cli("run", str(script), cwd=tmp_path).stderr.splitlines()
+        if line.startswith("tfgraph_lab:")
+    ]
+    user = [line for line in lines if line.startswith("tfgraph_lab: tf.function step retraced")]
+    (folded,) = [line for line in lines if "inside TensorFlow/Keras folded" in line]
+    assert len(lines) == len(user) + 1 and len(user) >= 3  # batch sizes 4, 3, 2, 1 per replica
+    assert "_init_func" in folded and "show_framework=True" in folded and len(folded) <= 200
+    every = run_cli("run", "--all", str(script), cwd=tmp_path).stderr.splitlines()
+    shown = [line for line in every if line.startswith("tfgraph_lab: tf.function _PerDeviceGenerator")]
+    total = int(folded.split("tfgraph_lab: ", 1)[1].split(" ", 1)[0])
+    assert len(shown) == total > 0 and not any("folded" in line for line in every)
+
+
+def test_keras_internals_fold_under_watch_and_a_callback_names_them(records: list[logging.LogRecord]) -> None:
+    keras = pytest.importorskip("keras")
+    import numpy as np
+
+    from tfgraph_lab.keras import TraceCallback
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    with tfgraph_lab.watch():
+        for n in (3, 5):
+            model.predict(np.zeros((n, 4), "float32"), verbose=0)
+    (line,) = [r.getMessage() for r in records]
+    assert line.startswith("1 retrace inside TensorFlow/Keras folded (")
+    assert "one_step_on_data_distributed ×1" in line
+    assert records[0].tfgraph_lab["folded"] == {  # type: ignore[attr-defined]
+        "TensorFlowTrainer.make_predict_function.<locals>.one_step_on_data_distributed": 1
+    }
+    records.clear()
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    cb = TraceCallback()
+    for n in (3, 5):
+        model.predict(np.zeros((n, 4), "float32"), verbose=0, callbacks=[cb])
+    assert [r.getMessage().split(" (", 1)[0] for r in records] == ["tf.function predict step retraced"]

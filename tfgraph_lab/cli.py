@@ -176,7 +176,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(f"tfgraph-lab: no module named {module!r} (as python -m would find it)", file=sys.stderr)
         return 1
     try:
-        with stream_to_stderr(quiet=args.quiet):
+        with stream_to_stderr(quiet=args.quiet, show_framework=args.all):
             recorder.start()
             try:
                 if module is not None:

@@ -43,7 +43,12 @@ class ShortFix:
         return out
 
     def to_dict(self) -> dict[str, object]:
-        return {"summary": self.summary, "code": self.code, "tradeoff": self.tradeoff, "others": list(self.others)}
+        return {
+            "summary": self.summary,
+            "code": self.code,
+            "tradeoff": self.tradeoff,
+            "others": list(self.others),
+        }
 
 
 def clip(text: str, limit: int) -> str:

@@ -329,4 +329,3 @@ def input_signature_text(path: str, history: Sequence[Signature], dtype: str | N
         if leaf.path == path and leaf.kind == "tensor" and leaf.dtype == dtype
     ]
     return f"a tf.TensorSpec for `{path}`: {spec_for_shapes(shapes, dtype)}"
-

@@ -13,6 +13,13 @@ configured logging, the record is not emitted to the last-resort handler: it wou
 same retrace twice, once in red above the report. :func:`stream_to_stderr` is what
 ``tfgraph-lab run`` and the Keras callback use to make sure the lines are seen.
 
+Retraces of TensorFlow's and Keras's own functions (not named for the user, as a
+``TraceCallback`` names Keras's steps) are folded, as the report's table folds their rows:
+counted instead of logged, then one summary line when the watch ends (:func:`log_folded`,
+called by the recorder). Under MirroredStrategy, 42 of 46 lines were about tf.data's
+``_PerDeviceGenerator._init_func``, with a fix nobody can apply. ``stream_to_stderr(...,
+show_framework=True)`` (``tfgraph-lab run --all``) logs them one by one.
+
 Imports neither TensorFlow nor IPython.
 """
 
@@ -33,12 +40,14 @@ from .render.format import fmt_seconds, short_path
 if TYPE_CHECKING:
     from ._calllog import CallRecord
 
-__all__ = ["LINE_CHARS", "LOGGER", "format_retrace", "log_retrace_record", "stream_to_stderr"]
+__all__ = ["LINE_CHARS", "LOGGER", "format_retrace", "log_folded", "log_retrace_record", "stream_to_stderr"]
 
 LOGGER = logging.getLogger("tfgraph_lab")
 PREFIX = "tfgraph_lab: "  # what stream_to_stderr's formatter puts before each line
 LINE_CHARS = 200 - len(PREFIX)  # a line a person reads in seconds: 200 characters with the prefix
 MORE = " · see the report"
+_FOLDED: dict[str, int] = {}  # framework function -> retraces not logged one by one yet
+_SHOW_FRAMEWORK = [False]  # set inside stream_to_stderr(show_framework=True)
 
 
 def format_retrace(
@@ -84,11 +93,15 @@ def log_retrace_record(record: CallRecord, labels: Mapping[str, str] | None = No
     """The hub's retrace sink: emit one WARNING record for a call record that retraced (called on
     the trace path only); ``labels`` names notebook cells (the hub's, resolved when recorded)."""
     try:
+        info, reasons = record.state.info, record.reasons
+        if info.framework and not info.origin and not _SHOW_FRAMEWORK[0]:
+            retraces = sum(1 for g in record.traces if g.retrace)
+            _FOLDED[info.qualname] = _FOLDED.get(info.qualname, 0) + retraces
+            return
         if not LOGGER.isEnabledFor(logging.WARNING):
             return
         if not LOGGER.hasHandlers() and _report_shown_anyway():
             return
-        info, reasons = record.state.info, record.reasons
         data: dict[str, Any] = {
             "function": info.qualname,
             "filename": info.filename,
@@ -104,6 +117,30 @@ def log_retrace_record(record: CallRecord, labels: Mapping[str, str] | None = No
         )
         LOGGER.warning("%s", line, extra={"tfgraph_lab": data})
     except Exception:  # a broken handler or formatter must never break the user's call
+        pass
+
+
+def log_folded() -> None:
+    """One WARNING record for the framework-internal retraces folded since the last call (none:
+    nothing); ``record.tfgraph_lab`` holds ``{"folded": {function: retraces}}``."""
+    folded = dict(_FOLDED)
+    _FOLDED.clear()
+    try:
+        if not folded or not LOGGER.isEnabledFor(logging.WARNING):
+            return
+        if not LOGGER.hasHandlers() and _report_shown_anyway():
+            return
+        names = sorted(folded, key=lambda q: -folded[q])
+        listed = ", ".join(f"{code_name(q)} ×{folded[q]}" for q in names[:3]) + (
+            ", …" if len(names) > 3 else ""
+        )
+        total = sum(folded.values())
+        line = (
+            f"{total} retrace{'s' if total != 1 else ''} inside TensorFlow/Keras folded ({listed}): "
+            "not your code to change · listed with show_framework=True; run --all logs each"
+        )
+        LOGGER.warning("%s", clip(line, LINE_CHARS), extra={"tfgraph_lab": {"folded": folded}})
+    except Exception:  # never break the user's program
         pass
 
 
@@ -130,12 +167,24 @@ class _StderrHandler(logging.Handler):
 
 
 @contextmanager
-def stream_to_stderr(quiet: bool = False, only_if_unconfigured: bool = False) -> Iterator[None]:
+def stream_to_stderr(
+    quiet: bool = False, only_if_unconfigured: bool = False, show_framework: bool = False
+) -> Iterator[None]:
     """Within the block, retrace lines go to stderr as they happen (flushed at once).
 
     ``quiet`` silences them instead. ``only_if_unconfigured`` leaves logging alone when the
     application configured handlers itself (the Keras callback: the user's logging wins).
+    ``show_framework`` logs TensorFlow's and Keras's own retraces one by one (not folded).
     """
+    if show_framework:
+        shown = _SHOW_FRAMEWORK[0]
+        _SHOW_FRAMEWORK[0] = True
+        try:
+            with stream_to_stderr(quiet, only_if_unconfigured):
+                yield
+        finally:
+            _SHOW_FRAMEWORK[0] = shown
+        return
     if only_if_unconfigured and LOGGER.hasHandlers():
         yield
         return

@@ -26,7 +26,7 @@ from .counts import Selection
 from .datatypes import Event, FunctionSummary
 from .errors import TraceBudgetExceeded
 from .explain import NOT_RETRACES
-from .livelog import log_retrace_record
+from .livelog import log_folded, log_retrace_record
 from .report import TraceReport
 
 __all__ = ["NOT_RETRACES", "CallRecord", "LiveCounters", "TraceRecorder", "is_patched", "watch"]
@@ -115,6 +115,7 @@ class TraceRecorder:
         finally:
             self.active = False
             _HUB.detach(log)
+            log_folded()  # one line for TF's/Keras's own retraces of the watch
             if self._xla_mark is not None:
                 self._xla_window = XLA_LOG.close(self._xla_mark)
                 self._xla_mark = None

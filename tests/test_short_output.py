@@ -92,7 +92,12 @@ def test_live_log_line_is_at_most_200_characters_and_says_where_to_read_more() -
     )
     qualname = "a_very_long_module_name.<locals>.SomeClass.method_with_a_long_name.<locals>.train_step"
     line = format_retrace(
-        qualname, [long_fix] * 3, "some/deeply/nested/package/path/train.py:1234", 1.5, "Thread-7", "get_concrete_function"
+        qualname,
+        [long_fix] * 3,
+        "some/deeply/nested/package/path/train.py:1234",
+        1.5,
+        "Thread-7",
+        "get_concrete_function",
     )
     assert len(PREFIX + line) <= 200 and len(line) <= LINE_CHARS
     assert line.endswith("see the report") and "train_step" in line

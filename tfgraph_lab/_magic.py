@@ -125,6 +125,8 @@ class TraceWatchMagics(Magics):
                 "or quote paths with spaces, e.g. --json 'my report.json'"
             ) from None
         if cell is None:
+            if any(w.startswith("-") for w in line.split()):  # line mode would ignore them
+                raise UsageError(f"%tracewatch {line.strip()}: flags work on %%tracewatch cells only")
             return self._line(args)
         if args.mode is not None:
             raise UsageError(

@@ -9,6 +9,8 @@ TensorFlow's and Keras's own functions, because Keras's XLA train step is one of
 
 from __future__ import annotations
 
+import difflib
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -106,6 +108,29 @@ class TraceBudget:
                 out.append((fn.qualname, count, limit))
         return out
 
+    def unknown_names(self, functions: Iterable[FunctionSummary]) -> list[str]:
+        """A warning for every ``FN=N`` that names no function of ``functions`` (a typo, a
+        full-width or zero-width character): such a budget is never applied, so a CI gate built
+        on it would pass silently. Each names the closest function seen (difflib), as pytest
+        names the closest marker."""
+        qualnames = [f.qualname for f in functions]
+        names = sorted({n for q in qualnames for n in (q, q.rsplit(".", 1)[-1])})
+        out = []
+        for name, limit in self.per_function.items():
+            if any(q == name or q.endswith("." + name) for q in qualnames):
+                continue
+            plain = _plain(name)
+            text = f"{_FLAGS[self.measure]} {name!r}={limit} names no function this watch saw, so it was never applied"
+            if plain != name:
+                text += " (the name holds full-width or invisible characters)"
+            close = difflib.get_close_matches(plain, names, n=1, cutoff=0.6)
+            if close:
+                text += f"; did you mean {close[0]!r}?"
+            elif names:
+                text += f"; functions seen: {', '.join(names[:5])}{', …' if len(names) > 5 else ''}"
+            out.append(text)
+        return out
+
     def describe(self) -> str:
         parts = [] if self.default is None else [f"{self.default} per function"]
         parts += [f"{name}={n}" for name, n in self.per_function.items()]
@@ -113,6 +138,12 @@ class TraceBudget:
 
 
 _FLAGS = {"traces": "--max-traces", "xla_compiles": "--max-xla-compiles"}
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+
+
+def _plain(name: str) -> str:
+    """``name`` as it was meant: full-width letters folded (NFKC), zero-width characters gone."""
+    return unicodedata.normalize("NFKC", name).translate(_INVISIBLE).strip()
 
 
 def _parse_count(number: str, whole: str, flag: str = "--max-traces") -> int:

@@ -146,8 +146,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .output import check_writable, write_chrome_trace, write_json
 
     try:  # before the script runs, and absolute: the script may os.chdir
-        json_path = args.json and check_writable(args.json, "--json")
-        trace_path = args.trace and check_writable(args.trace, "--trace", "trace.json")
+        json_path = None if args.json is None else check_writable(args.json, "--json")  # '' too
+        trace_path = None if args.trace is None else check_writable(args.trace, "--trace", "trace.json")
     except TfgraphLabError as exc:
         print(f"tfgraph-lab: {exc}. The script was not run.", file=sys.stderr)
         return 2
@@ -220,6 +220,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return status or 2
     if interrupted:
         _die_by_sigint(err)
+    for text in recorder.report.budget_warnings:  # a typo'd FN=N: a CI gate that is not
+        print(f"tfgraph-lab: warning: {text}", file=sys.stderr)
     if status == 0:
         overruns, xla_overruns = recorder.overruns()
         if overruns or xla_overruns:

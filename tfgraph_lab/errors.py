@@ -7,6 +7,7 @@ __all__ = [
     "TensorFlowMissingError",
     "TfgraphLabError",
     "TraceBudgetExceeded",
+    "UnknownBudgetName",
     "UsageProblem",
     "budget_message",
 ]
@@ -55,6 +56,10 @@ class TensorFlowMissingError(TfgraphLabError, ImportError):
 
 class UsageProblem(TfgraphLabError, ValueError):
     """A flag, budget or argument given to tfgraph_lab is not valid."""
+
+
+class UnknownBudgetName(UserWarning):
+    """A ``--max-traces FN=N`` budget named no function the watch saw (never applied)."""
 
 
 class TraceBudgetExceeded(TfgraphLabError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -24,7 +25,7 @@ from ._xla_log import LogWindow
 from .budget import TraceBudget
 from .counts import Selection
 from .datatypes import Event, FunctionSummary
-from .errors import TraceBudgetExceeded
+from .errors import TraceBudgetExceeded, UnknownBudgetName
 from .explain import NOT_RETRACES
 from .livelog import log_folded, log_retrace_record
 from .report import TraceReport
@@ -217,6 +218,12 @@ class TraceRecorder:
             eager_calls=sum(f.eager_calls for f in agg.functions),
             degraded=self.degraded,
             budget=self._budget_text(),
+            budget_warnings=tuple(
+                w
+                for b in (self.budget, self.xla_budget)
+                if b is not None
+                for w in b.unknown_names(agg.functions)
+            ),
             labels=_labels_for(agg.functions, agg.events, _HUB.labels),
         )
 
@@ -248,6 +255,8 @@ class TraceRecorder:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self.stop()
+        for text in self.report.budget_warnings:  # as pytest warns of an unknown marker
+            warnings.warn(text, UnknownBudgetName, stacklevel=3)
         if exc_type is None:
             self.check_budget()
 

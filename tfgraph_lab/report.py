@@ -40,6 +40,7 @@ class TraceReport:
     eager_calls: int = 0
     degraded: tuple[str, ...] = ()
     budget: str | None = None
+    budget_warnings: tuple[str, ...] = ()  # FN=N budgets that named no function seen (typos)
     show_framework: bool = False
     # graph_seconds, eager_seconds; graph_runs, eager_runs (every timing, watched run first)
     compare_eager: dict[str, Any] | None = None
@@ -204,6 +205,7 @@ class TraceReport:
             "eager_calls": self.eager_calls,
             "degraded": list(self.degraded),
             "budget": self.budget,
+            **({"budget_warnings": list(self.budget_warnings)} if self.budget_warnings else {}),
             "functions": [f.to_dict() for f in self.functions],
             "events": [e.to_dict() for e in self.events],
             "events_summarised": self.summarised_calls,
@@ -240,6 +242,7 @@ class TraceReport:
             eager_calls=int(data.get("eager_calls", 0)),
             degraded=tuple(data.get("degraded", [])),
             budget=data.get("budget"),
+            budget_warnings=tuple(str(w) for w in data.get("budget_warnings") or ()),
             compare_eager=data.get("compare_eager"),
             runs=tuple(CallRun.from_dict(r) for r in data.get("summarised_runs", [])),
             labels={str(k): str(v) for k, v in (data.get("labels") or {}).items()},

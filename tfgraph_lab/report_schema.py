@@ -155,6 +155,7 @@ SCHEMA: dict[str, Any] = {
         eager_calls=_COUNT,
         degraded=_STRINGS,
         budget=_OPT_STR,
+        budget_warnings=_STRINGS,
         functions={"type": "array", "items": {"$ref": "#/$defs/function"}},
         events={"type": "array", "items": {"$ref": "#/$defs/event"}},
         events_summarised=_COUNT,

@@ -61,6 +61,7 @@ def notices(report: TraceReport) -> list[str]:
             f"{report.summarised_calls:,} cached calls summarised: counts and times are exact; "
             "per-call detail is kept for the first calls and for every trace."
         )
+    out += [f"budget not applied: {w}" for w in report.budget_warnings]
     if report.degraded:
         out.append(
             "count-only mode: this TensorFlow release moved internals tfgraph_lab relies on "

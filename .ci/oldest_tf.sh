@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The oldest supported TensorFlow: a second virtual environment with tensorflow-cpu 2.15 runs the
-# core tests (recorder, explainer, report, magic, faults). Called by .ci/run after the main suite;
-# usable alone: `.ci/oldest_tf.sh` (fresh venv) or `.ci/oldest_tf.sh --reuse` (keep the venv if it
-# already has the right TensorFlow).
+# core tests (recorder, explainer, report, magic, faults) and the Keras callback on the Keras 2
+# that TF 2.15 bundles. Called by .ci/run after the main suite; usable alone: `.ci/oldest_tf.sh`
+# (fresh venv) or `.ci/oldest_tf.sh --reuse` (keep the venv if it already has the right
+# TensorFlow).
 #
 # TF 2.15 wheels exist for CPython 3.9-3.11 only; PYTHON picks the interpreter (default python3).
 set -euo pipefail
@@ -21,6 +22,7 @@ CORE_TESTS=(
   tests/test_cli.py
   tests/test_faults.py
   tests/test_safety.py
+  tests/test_keras2.py  # TraceCallback on Keras 2 (tf.keras 2.15); skipped on Keras 3
 )
 
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1

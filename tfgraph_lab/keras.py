@@ -3,12 +3,15 @@
 Pass it to the calls you want watched: it watches only while such a call runs (``evaluate``
 run by ``fit`` for validation nests inside the fit's watch), accumulates over calls, logs each
 retrace the moment it happens (see :mod:`tfgraph_lab.livelog`), keeps ``cb.report`` (a
-:class:`~tfgraph_lab.report.TraceReport` including Keras's own functions, each traced call
-mapped to the user's line) and, with ``max_retraces``, raises
+:class:`~tfgraph_lab.report.TraceReport` whose rows are Keras's step functions, named for the
+call that ran them — "fit · train step", "predict step" — see :mod:`tfgraph_lab.keras_names`,
+with fixes a Keras user can apply, :mod:`tfgraph_lab.keras_fixes`; each traced call mapped to
+the user's line) and, with ``max_retraces``, raises
 :class:`~tfgraph_lab.errors.TraceBudgetExceeded` out of the call that went over, with
 TensorFlow left unpatched. With ``log_dir`` it writes TensorBoard scalars after each epoch.
 
-Importing this module imports Keras (Keras 3 on the TensorFlow backend, tested; tf-keras when
+Importing this module imports Keras (Keras 3 on the TensorFlow backend, tested; Keras 2 as
+TensorFlow 2.15 bundles it, tested in the oldest-TF CI run, tests/test_keras2.py; tf-keras when
 ``TF_USE_LEGACY_KERAS=1`` selects it, untested: installing tf-keras pulls in the full
 ``tensorflow`` wheel next to ``tensorflow-cpu``); ``import tfgraph_lab`` does not import it.
 """

@@ -345,3 +345,13 @@ def test_a_rerun_measuring_cell_asks_for_the_definition_first() -> None:
     feedback = ex.check_prediction(2, again.report, "double")
     assert feedback.passed is None and "re-run the cell that defines" in feedback.summary
     assert ex.check_prediction(2, again.report).passed is None
+
+
+@pytest.mark.parametrize("wrap", ["tf.numpy_function(np.square, [x], tf.float32)", "tf.py_function(np.square, [x], tf.float32)"])
+def test_a_numpy_square_is_not_yet(wrap: str) -> None:
+    """00: one graph and the right values, but NumPy squares it outside the graph."""
+    code = f"@tf.function\ndef square(x):\n    return {wrap}\n"
+    namespace: dict[str, Any] = {"tf": tf, "np": np}
+    exec(code, namespace)
+    feedback = ex.check("00-square", namespace["square"])
+    assert feedback.passed is False and "calls back into Python" in feedback.summary, str(feedback)

@@ -135,3 +135,93 @@ def test_a_lab_shows_its_preset_and_goal() -> None:
     header = lab.children[0].value
     assert "one trace &lt;for&gt; all sizes" in header and "<for>" not in header
 
+
+# ----------------------------------------------------------------------- every prediction open
+KEYS = sorted((ROOT / "docs" / "answer_key").glob("[0-9][0-9]_*.ipynb"))
+GUESS = re.compile(r"^(\w+) = (.+?)   # the answer$")
+GRADE = re.compile(r"^ex\.check_prediction\((\w+), (.+?)(?:, '(\w+)')?(?:, what=.*)?\)$")
+#: Words that narrate what a measuring cell will do: a comment saying "cached" or "retrace"
+#: next to a call gives the prediction away.
+OUTCOME_WORDS = re.compile(r"cached|retrac|trace|new key|aliasing|-changed|graph", re.IGNORECASE)
+#: Sentences that once stated an answer above its prediction (issue 20): none may come back
+#: anywhere above it, in its lesson or an earlier one.
+GIVEAWAYS = {
+    "unrolled_guess": ["part of the cache key", "every new `n`"],
+    "mean_guess": ["same value: cached", "its value is part of the key"],
+    "attribute_guess": ["the graph still uses the value it", "settings.scale                # read"],
+    "flag_guess": ["decided at trace time"],
+    "recreated_guess": ["a new tf.function object every time", "with an empty cache"],
+    "dtype_guess": ["shapes only", "not dtypes", "generalises *shapes*", "does not help with a dtype"],
+    "variable_guess": ["a new aliasing pattern", "a new key", "still two distinct ones"],
+    "structure_guess": ["structure-changed", "**structure** (length, keys, nesting) is part"],
+    "frozen_guess": ["reuses the graph while", "a changed value is a new key"],
+    "loop_guess": ["2 graphs per epoch", "graphs per epoch"],
+}
+
+
+def _key_predictions(path: Path) -> list[tuple[int, str, str, str | None]]:
+    """(cell index of the guess, name, answer, function) for every graded prediction in a key."""
+    cells = _cells(path)
+    found = []
+    for i, cell in enumerate(cells):
+        guess = GUESS.match(_source(cell)) if cell["cell_type"] == "code" else None
+        if guess is None:
+            continue
+        grade = next(GRADE.match(_source(c)) for c in cells[i:] if _source(c).startswith("ex.check_prediction("))
+        assert grade is not None and grade.group(1) == guess.group(1), path.name
+        found.append((i, guess.group(1), guess.group(2), grade.group(3)))
+    return found
+
+
+def _output_text(cell: dict) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        text = out.get("text") or out.get("data", {}).get("text/plain", "")
+        parts.append("".join(text))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("key", KEYS, ids=[k.stem for k in KEYS])
+def test_no_answer_shows_above_its_prediction(key: Path) -> None:
+    """For every graded prediction: no output above it (as the learner runs the lesson top to
+    bottom; the key holds those outputs) prints the answer for the measured function, no comment
+    in the cells that measure it narrates the outcome, and no sentence that once gave it away
+    is back above it."""
+    cells = _cells(key)
+    earlier = "".join(_source(c) for k in KEYS if k.name < key.name for c in _cells(k))
+    for at, name, answer, function in _key_predictions(key):
+        above = cells[:at]
+        if answer.isdigit():
+            number = re.compile(rf"(?<![\w.#]){answer}(?![\w.]| ?(ms|s|µs)\b)")
+            for n, cell in enumerate(above):
+                for line in _output_text(cell).splitlines():
+                    line = re.sub(r"In \[\d+\]|line \d+|call #\d+", "", line)  # places, not counts
+                    if function is None:
+                        bad = re.search(rf"(?<![\w.]){answer} (traces|graphs)", line)
+                    else:
+                        bad = function in line and number.search(line.split(function, 1)[1])
+                    assert not bad, f"{name}: cell {n}'s output shows the answer {answer}: {line!r}"
+        grade_at = next(j for j in range(at, len(cells)) if _source(cells[j]).startswith("ex.check_prediction("))
+        for cell in cells[at + 1 : grade_at]:
+            for line in _source(cell).splitlines():
+                comment = line.split("#", 1)[1] if "#" in line and not line.startswith("%%") else ""
+                assert not OUTCOME_WORDS.search(comment), f"{name}: a comment narrates the outcome: {line!r}"
+        text = earlier + "".join(_source(c) for c in above)
+        for phrase in GIVEAWAYS.get(name, []):
+            assert phrase not in text, f"{name}: {phrase!r} is above the prediction"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_every_predict_prompt_is_answered_and_graded(path: Path) -> None:
+    """A "Predict:" in a lesson's text is followed by a guess cell, and every guess is graded."""
+    cells = _cells(path)
+    sources = [_source(c) for c in cells]
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] == "markdown" and re.search(r"Predict(?! mode)", sources[i]):
+            nxt = next((j for j in range(i + 1, len(cells)) if cells[j]["cell_type"] == "markdown"), len(cells))
+            guesses = [s for s in sources[i + 1 : nxt + 2] if re.match(r"^\w+ = None   # ✏️", s)]
+            assert guesses, f"cell {i}: a Predict: prompt without a cell to answer in"
+    for s in sources:
+        guess = re.match(r"^(\w+) = None   # ✏️", s)
+        if guess:
+            assert any(t.startswith(f"ex.check_prediction({guess.group(1)},") for t in sources), guess.group(1)

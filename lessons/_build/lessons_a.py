@@ -81,14 +81,19 @@ what actually happened, understand why, fix it, and have the fix checked by meas
 | lesson | topic | time |
 | --- | --- | --- |
 | 00 | start here: the tools (`%%tracewatch`, labs, checks) | 15 min |
-| 01 | eager vs graph execution, AutoGraph, when the graph wins | 20 min |
-| 02 | tracing and the graph cache, side effects, stale closures and attributes, concrete functions | 25 min |
-| 03 | the Python-scalar trap: `training=True` then `False`, changing ints | 20 min |
+| 01 | eager vs graph execution, AutoGraph, when the graph wins | 25 min |
+| 02 | tracing and the graph cache, side effects, stale closures and attributes, concrete functions | 20 min |
+| 03 | the Python-scalar trap: `training=True` then `False`, changing ints | 25 min |
 | 04 | shapes and dtypes: the smaller last batch, `input_signature`, `reduce_retracing` | 25 min |
-| 05 | variables: created inside a `tf.function`, as arguments, a second optimizer | 20 min |
-| 06 | objects, structures and re-created functions | 20 min |
-| 07 | training-loop clinic: Keras `fit`, a custom loop, retrace budgets, monitoring | 25 min |
-| 08 | capstone: fix a slow training script | 25 min |
+| 05 | variables: created inside a `tf.function`, as arguments, a second optimizer | 25 min |
+| 06 | objects, structures and re-created functions | 25 min |
+| 07 | training-loop clinic: Keras `fit`, a custom loop, retrace budgets, monitoring (XLA: optional) | 25 min |
+| 08 | capstone: fix a slow training script | 35 min |
+
+3 h 40 min in all, for a learner who reads every cell, predicts and does each exercise.
+
+**One session for all lessons.** Open the next lesson from JupyterLab's file browser (the
+`lessons/` folder on the left), not from a new launch link.
 
 **Memory (Binder and small laptops).** A kernel that has imported TensorFlow uses about
 500–600 MB. Binder gives you 1–2 GB: keep **one lesson notebook running at a time** — before
@@ -110,7 +115,8 @@ cell called: how often, how many graphs were **traced**, what each graph in the 
 and — for each retrace — *why* it happened and how to fix it.
 
 **Predict first:** `double` is called four times below. How many graphs will TensorFlow trace?
-Write your guess in the next cell, then run it and the two cells after it."""),
+Run the definition, write your guess in the ✏️ cell under it and run that, then run the
+measuring cell and the grading cell after it."""),
         code("""\
 @tf.function
 def double(x):
@@ -124,7 +130,7 @@ double(tf.constant([1.0, 2.0, 3.0]))   # a longer vector
 double(tf.constant([1, 2]))            # integers"""),
         grade("my_guess", "first_report", "double"),
         md("""**Observe.** The report lists one line per graph in `double`'s cache. The first call
-traced (`first-trace`); the second call had the same *signature* — a float32 vector of length
+traced graph `#0`; the second call had the same *signature* — a float32 vector of length
 2 — so it reused that graph; the third (a new **shape**) and the fourth (a new **dtype**) each
 traced a new graph, and the report says so with the argument, before → after, and a fix.
 
@@ -135,9 +141,9 @@ for event in first_report.retrace_events:
     for reason in event.reasons:
         print(f"{reason.code:15} {reason.argument}: {reason.before} → {reason.after}")"""),
         md("""The report numbers calls from 1, in the order the cell made them: `call #3` is the third
-call. Each reason comes with a suggested fix; which fix fits depends on the cause — for a
-*dtype* change, for instance, `reduce_retracing=True` does not help (it generalises shapes,
-not dtypes: lesson 04 measures it); feeding one dtype does.
+call. Each reason comes with a suggested fix, often more than one: which fix fits depends on
+the cause and on your code — lessons 03–07 take the causes one at a time, so for now read the
+*why* lines and leave the fixes for later.
 
 Other flags you will meet (`%%tracewatch?` shows them all):
 
@@ -199,7 +205,11 @@ print(b.numpy())"""),
 tensors and records every TensorFlow op into a **graph** (`tf.Graph`). The graph is data:
 TensorFlow can prune and fuse its ops (the Grappler optimiser), run independent ops in
 parallel, and save it in a SavedModel that serves without any Python. Later calls run the
-cached graph directly."""),
+cached graph directly.
+
+Below, `get_concrete_function(tf.TensorSpec(...))` means "trace a graph for inputs of this
+shape and dtype, without running it" (`None`: any size); lesson 02 comes back to both. Read
+only the list of ops it prints."""),
         code("""\
 @tf.function
 def affine(x, w, b):
@@ -215,7 +225,8 @@ for op in ops:
 
 Inside a `tf.function`, **AutoGraph** rewrites Python control flow that depends on *tensors*
 into graph ops: `if` becomes `tf.cond`, `while`/`for` over a tensor become `tf.while_loop`.
-`tf.autograph.to_code` shows the code it generates:"""),
+`tf.autograph.to_code` shows the code it generates — long and machine-written: skim it for the
+two calls named below."""),
         code("""\
 def clip_and_sum(x):
     total = tf.constant(0.0)
@@ -227,18 +238,15 @@ def clip_and_sum(x):
 
 print(tf.autograph.to_code(clip_and_sum))"""),
         md("""Read `ag__.for_stmt` and `ag__.if_stmt`: these dispatch to graph ops when the condition is
-a tensor, and fall back to plain Python when it is a Python value. (A Python `bool` or `int`
-*argument* is fixed earlier, and not by AutoGraph: its value is part of the cache key, so each
-value traces its own graph — `tf.function(..., autograph=False)` still traces twice for `True`
-then `False`. Lesson 03.)"""),
+a tensor, and fall back to plain Python when it is a Python value."""),
         code("""\
 clip_and_sum_graph = tf.function(clip_and_sum)
 print(clip_and_sum_graph(tf.constant([0.5, 2.0, 0.25])).numpy())"""),
         md("""## `range(n)` is unrolled, `tf.range(n)` is a loop
 
 A Python `for i in range(n)` runs *while tracing*: its body is copied into the graph `n`
-times, and `n` — a Python int — is part of the cache key. `for i in tf.range(n)` becomes one
-`tf.while_loop`: the graph stays the same size, and `n` can be a tensor.
+times. `for i in tf.range(n)` becomes one `tf.while_loop`: the graph stays the same size, and
+`n` can be a tensor.
 
 **Predict:** both functions are called with `n = 10` and then `n = 100`. How many graphs does
 `halve_unrolled` (Python `range`, `n` a Python int) trace in total?"""),
@@ -267,15 +275,17 @@ print("graphs traced: halve_unrolled", halve_unrolled.experimental_get_tracing_c
       "| halve_loop", halve_loop.experimental_get_tracing_count())"""),
         grade("unrolled_guess", "halve_unrolled.experimental_get_tracing_count()", what="graphs traced"),
         md("""**Explain.** The unrolled graph grows with `n` (4 nodes per step: TF 2.21 measures 42 nodes
-for 10 steps, 402 for 100) and every new `n` is a new trace; the `tf.range` graph has the same
-18 nodes for any `n`, traced once. Unroll short loops whose length is fixed (a few layers);
+for 10 steps, 402 for 100) and every new `n` is a new trace: a Python int argument's *value* is
+part of the cache key. That is the cache's doing at trace time, not AutoGraph's —
+`tf.function(..., autograph=False)` also traces twice for `True` then `False` (lesson 03). The
+`tf.range` graph has the same 18 nodes for any `n`, traced once. Unroll short loops whose length is fixed (a few layers);
 use `tf.range` when the count is large or changes."""),
         md("""## When does the graph win? Measure it
 
-**Predict:** `small_ops_graph` below applies 120 tiny ops to an 8×8 matrix. Will the graph be
-faster than eager? And for **one big matrix product** (`big_matmul`)?
+**Predict:** `small_ops_graph` below applies 120 tiny ops to an 8×8 matrix. Will 50 calls be
+faster as a graph than eagerly?
 
-`%%tracewatch --compare-eager` runs the cell twice — once normally, once with
+`%%tracewatch --compare-eager` runs the cell in both modes — normally, and with
 `tf.config.run_functions_eagerly(True)` (every `tf.function` runs as plain Python) — and shows
 both times. Your numbers depend on your machine."""),
         code("""\
@@ -287,10 +297,17 @@ def small_ops_graph(x):
 
 small = tf.ones([8, 8])
 small_ops_graph(small);   # trace once, before timing"""),
+        guess("small_guess", "True or False: 50 calls of small_ops_graph are faster as a graph than eagerly?", True),
         code("""\
-%%tracewatch --compare-eager
+%%tracewatch --compare-eager -v small_report
 for _ in range(50):
     small_ops_graph(small)"""),
+        grade(
+            "small_guess",
+            "small_report.compare_eager['graph_seconds'] < small_report.compare_eager['eager_seconds']",
+            what="the graph was faster",
+        ),
+        md("""Now **one big matrix product**:"""),
         code("""\
 @tf.function
 def big_matmul(x):
@@ -337,18 +354,20 @@ stale; concrete functions are the cached graphs."""),
         setup(),
         md("""## Python runs only while tracing
 
-The `print` below is **Python**: it runs while TensorFlow traces the function, not when the
-graph runs. **Predict** what the next cell prints, then run it."""),
+The `print` below is **Python**; `tf.constant(1)` and `tf.constant(2)` are both int32 scalars.
+**Predict:** how many times does the Python `print` inside `add_one` run in the next cell?"""),
+        guess("print_guess", "how many times does `print` inside add_one run for the three calls?", 2),
         code("""\
 @tf.function
 def add_one(x):
-    print("tracing add_one with", x)    # Python: runs at trace time only
+    print("tracing add_one with", x)
     return x + 1
 
 print(add_one(tf.constant(1)).numpy())
-print(add_one(tf.constant(2)).numpy())   # same signature (int32 scalar): cached graph, no print
-print(add_one(tf.constant([1, 2])).numpy())  # new shape: traced again, printed again
+print(add_one(tf.constant(2)).numpy())
+print(add_one(tf.constant([1, 2])).numpy())
 print("tracing count:", add_one.experimental_get_tracing_count())"""),
+        grade("print_guess", "add_one.experimental_get_tracing_count()", what="times print ran (one per trace)"),
         md("""**Observe.** `print` showed a *symbolic* tensor (`Tensor("x:0", shape=(), dtype=int32)`),
 and only twice. The graph contains the `+ 1` op but no `print`. To print on every call, use
 `tf.print` (a TF op that is part of the graph); to count calls, use a `tf.Variable`
@@ -362,11 +381,11 @@ objects, their identity, or their hash and `==` if they define them (lesson 06).
 cached graph. New signature → new trace."""),
         code("""\
 %%tracewatch
-add_one(tf.constant(5))       # int32 scalar: cached
-add_one(tf.constant(5.0))     # float32 scalar: new dtype
-add_one(3)                    # a Python int: its value is part of the key
-add_one(3)                    # same value: cached
-add_one(4)                    # new value: new trace"""),
+add_one(tf.constant(5))       # an int32 scalar tensor
+add_one(tf.constant(5.0))     # a float32 scalar tensor
+add_one(3)                    # a Python int
+add_one(3)                    # the same Python int
+add_one(4)                    # another Python int"""),
         md("""**Values that compare equal share a graph.** `1 == 1.0 == True` in Python, so the cache
 treats them as one key: a call with `1.0` after a call with `1` runs the graph traced for `1`,
 and gets what that graph computes — here an `int32` tensor where eager mode makes `float32`
@@ -397,12 +416,12 @@ for n in range(1, 6):
 print("tracing count:", square_sum.experimental_get_tracing_count())"""),
         md("""## Predict, then check
 
-How many traces will this cell make? (`my_guess` first, then run both cells.)"""),
+How many traces will the cell after next make? (Run the definition, write `mean_guess`, then run the measuring cell and the grade.)"""),
         code("""\
 @tf.function
 def mean_of(x, scale):
     return tf.reduce_mean(x) * scale"""),
-        guess("my_guess", "how many traces will the next cell make?", 3),
+        guess("mean_guess", "how many traces will the next cell make?", 3),
         code("""\
 %%tracewatch -q -v report02
 mean_of(tf.ones([4]), 2.0)
@@ -410,7 +429,7 @@ mean_of(tf.zeros([4]), 2.0)
 mean_of(tf.ones([4]), tf.constant(2.0))
 mean_of(tf.ones([4]), tf.constant(3.0))
 mean_of(tf.ones([4]), 3.0)"""),
-        grade("my_guess", "report02", "mean_of"),
+        grade("mean_guess", "report02", "mean_of"),
         md("""Then show the report (`report02`) to see why each call traced or not:"""),
         code("report02"),
         md("""## Closures that go stale — without retracing
@@ -434,11 +453,8 @@ print("traces:", clip.experimental_get_tracing_count())"""),
 
 ## Attributes of an object passed in go stale too
 
-An ordinary Python object passed as an argument is keyed by its **identity** (TF 2.21 holds a
-weak reference to it), not by its attributes. Change an attribute and call again with the
-same object: the cache hits, and the graph still uses the value it saw while tracing.
-
-**Predict:** after `settings.scale = 5.0`, does the second call return 2s or 5s?"""),
+An ordinary Python object can be an argument too. **Predict:** after `settings.scale = 5.0`,
+does the second call return 2s or 5s?"""),
         code("""\
 class Settings:
     def __init__(self):
@@ -446,7 +462,7 @@ class Settings:
 
 @tf.function
 def apply_settings(settings, v):
-    return v * settings.scale                # read once, while tracing
+    return v * settings.scale
 
 settings = Settings()
 print(apply_settings(settings, tf.ones([3])).numpy())
@@ -456,8 +472,10 @@ settings.scale = 5.0"""),
 second = apply_settings(settings, tf.ones([3]))
 print(second.numpy(), "traces:", apply_settings.experimental_get_tracing_count())"""),
         grade("attribute_guess", "float(second[0])", what="first element"),
-        md("""Stale, and no retrace to see. Cure: keep changing state in `tf.Variable`s (a `tf.Module`
-or Keras layer tracks them) — the graph reads a Variable on every call — or pass the value as a
+        md("""**Explain.** An ordinary Python object passed as an argument is keyed by its **identity**
+(TF 2.21 holds a weak reference to it), not by its attributes. The same object again is a cache
+hit, and the graph still uses the value it read while tracing. Stale, and no retrace to see.
+Cure: keep changing state in `tf.Variable`s (a `tf.Module` or Keras layer tracks them) — the graph reads a Variable on every call — or pass the value as a
 tensor argument."""),
         *exercise("02-count-calls"),
         md("""## Recap
@@ -487,7 +505,7 @@ against eager mode, and cure it by passing tensors and branching with `tf.cond`.
         code("""\
 @tf.function
 def layer(x, training):
-    if training:                 # a Python bool: decided at trace time
+    if training:
         x = tf.nn.dropout(x, rate=0.5, seed=1)
     return x * 2.0
 
@@ -521,11 +539,13 @@ print("tracing count:", scaled.experimental_get_tracing_count())
 print("TensorFlow warned", len(w.report.warnings), "times; the first warning reads:")
 print(w.report.warnings[0])"""),
         md("""Now call it with 8 more new values. **Predict:** does TensorFlow warn again?"""),
+        guess("warn_guess", "True or False: does TensorFlow warn again for 8 more new values?", False),
         code("""\
 with tfgraph_lab.watch() as w:
     for step in range(8, 16):
         scaled(x, step * 0.5)
 print("tracing count:", scaled.experimental_get_tracing_count(), "| new warnings:", len(w.report.warnings))"""),
+        grade("warn_guess", "len(w.report.warnings) > 0", what="TensorFlow warned again"),
         md("""That is TensorFlow's only signal. Its text (TF 2.21, `polymorphic_function.py`) is
 *"5 out of the last 5 calls to &lt;function scaled at 0x…&gt; triggered tf.function retracing.
 Tracing is expensive and the excessive number of tracings could be due to (1) creating
@@ -548,10 +568,16 @@ run retraces, as a real loop over new values would.)"""),
         code("""\
 import itertools
 fresh = itertools.count(1000)          # 1000, 1001, ...: never the same value twice"""),
+        guess("faster_guess", "True or False: is this loop faster as a tf.function than eagerly?", False),
         code("""\
-%%tracewatch --compare-eager
+%%tracewatch --compare-eager -v compare03
 for step in range(30):
-    scaled(x, next(fresh) * 0.5)       # 30 new Python floats: 30 traces, in every run"""),
+    scaled(x, next(fresh) * 0.5)       # a new Python float on every call"""),
+        grade(
+            "faster_guess",
+            "compare03.compare_eager['graph_seconds'] < compare03.compare_eager['eager_seconds']",
+            what="the tf.function was faster",
+        ),
         md("""**Explain.** Each trace runs the Python code symbolically, builds and optimises a graph:
 milliseconds, where an eager call of these few ops takes microseconds. A loop that traces on
 every call is *slower than plain eager mode*.
@@ -591,7 +617,10 @@ def forward(x, training=False):
     return x * 0.5 if training else x
 
 forward(x)                      # fine: training is the default False
-forward(x, training=True)       # TypeError: Can not cast True to Literal[False]""", "raises-exception"),
+try:
+    forward(x, training=True)
+except TypeError as error:      # shown here so that Run All goes on
+    print("TypeError:", str(error).split(". Received")[0])"""),
         md("""Two ways out: put the flag in the signature as a bool **tensor** (Python `True`/`False` are
 converted; AutoGraph turns `if training:` into `tf.cond`, one graph for both modes), or give
 each mode its own `tf.function` with its own signature (two graphs, each fixed)."""),
@@ -689,12 +718,16 @@ for batch in dataset:
 encode_any_batch(features.numpy().astype("float64")[:32])
 print("tracing count:", encode_any_batch.experimental_get_tracing_count())"""),
         md("""The signature is also a contract: a call that does not fit is an error, not a new graph."""),
-        code("encode_any_batch(tf.ones([4, 64]))   # 64 features: does not match [None, 128]", "raises-exception"),
+        code("""\
+try:
+    encode_any_batch(tf.ones([4, 64]))   # 64 features: does not match [None, 128]
+except TypeError as error:               # shown here so that Run All goes on
+    print("TypeError:", str(error).split(". Received")[0])"""),
         md("""## Cure 2: `reduce_retracing=True`
 
 Without writing a signature, `reduce_retracing=True` lets TensorFlow generalise: after a
 second shape, it traces one graph with `None` where the shapes differed, and later shapes
-reuse it. It generalises *shapes* only."""),
+reuse it."""),
         code("""\
 @tf.function(reduce_retracing=True)
 def encode_relaxed(batch):
@@ -716,8 +749,8 @@ for dtype in (tf.float32, tf.float64, tf.int32, tf.float16):
     twice(tf.ones([4], dtype))
 print("graphs:", twice.experimental_get_tracing_count())"""),
         grade("dtype_guess", "twice.experimental_get_tracing_count()", what="graphs traced"),
-        md("""A dtype has no "any dtype" to generalise to: `reduce_retracing` does not help with a dtype
-change. The cure is to feed one dtype (`tf.cast`, `np.float32`), or to declare it in an
+        md("""**Explain.** `reduce_retracing` generalises *shapes* only: a dtype has no "any dtype" to
+generalise to, so it does not help with a dtype change. The cure is to feed one dtype (`tf.cast`, `np.float32`), or to declare it in an
 `input_signature`, which converts Python and NumPy values (a float64 `tf.Tensor` still raises)."""),
         md("""## Cure 3: `drop_remainder=True`
 

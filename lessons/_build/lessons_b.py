@@ -29,7 +29,15 @@ def add_to_total(x):
     total = tf.Variable(tf.zeros_like(x))    # a new Variable on every call
     total.assign_add(x)
     return total.read_value()"""),
-        code("add_to_total(tf.ones([3]))", "raises-exception"),
+        guess("raise_guess", "True or False: does the first call raise an error?", True),
+        code("""\
+try:
+    add_to_total(tf.ones([3]))
+    raised = False
+except ValueError as error:              # shown here so that Run All goes on
+    raised = True
+    print("ValueError:", str(error).strip().splitlines()[-1])"""),
+        grade("raise_guess", "raised", what="the first call raised"),
         md("""**Explain.** When the first call of a `tf.function` creates variables, TensorFlow traces it
 **twice**: once allowing variable creation, then again checking that no *new* variable is
 created. This function creates one on every trace, so the second trace fails with
@@ -128,11 +136,14 @@ v1, v2 = tf.Variable(1.0), tf.Variable(2.0)"""),
         guess("variable_guess", "graphs for add(v1, v2), add(v2, v1), add(v1, v1), add(frozen, v2)?", 3),
         code("""\
 %%tracewatch -v variable_report
-add(v1, v2)                                 # two distinct float32 scalars
-add(v2, v1)                                 # swapped: still two distinct ones — cached
-add(v1, v1)                                 # the same variable twice: a new aliasing pattern
-add(tf.Variable(3.0, trainable=False), v2)  # not trainable: a new key"""),
+add(v1, v2)
+add(v2, v1)
+add(v1, v1)
+add(tf.Variable(3.0, trainable=False), v2)"""),
         grade("variable_guess", "variable_report", "add"),
+        md("""**Explain.** Swapped, the two arguments are still two distinct trainable float32 scalars:
+cached. The same variable twice is another aliasing pattern, and a non-trainable variable
+another spec: two new graphs."""),
         md("""## A second optimizer meets one `tf.function`
 
 The same rule — variables may only be created on the first call — bites in training code. A
@@ -151,7 +162,10 @@ def train_step(w, x, y, optimizer):
     optimizer.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
 
 train_step(w, tf.constant([-1.0]), tf.constant([2.0]), opt1)   # creates opt1's variables: fine
-train_step(w, tf.constant([-1.0]), tf.constant([2.0]), opt2)   # ValueError: singleton tf.Variables""", "raises-exception"),
+try:
+    train_step(w, tf.constant([-1.0]), tf.constant([2.0]), opt2)
+except ValueError as error:                                     # shown here so that Run All goes on
+    print("ValueError:", str(error).strip().splitlines()[-1])"""),
         md("""The error is *"tf.function only supports singleton tf.Variables created on the first call"*;
 a second Keras model whose layers are built lazily inside the function raises the same. Cures:
 build the optimizer's variables before its first call (`opt.build(variables)`), or give each
@@ -286,16 +300,19 @@ in `tf.Variable`s on a `tf.Module`.
 
 ## A `tf.function` re-created in a loop
 
-Each `tf.function(...)` call — and each run of a cell containing `@tf.function` — creates a
-**new function object** with an empty cache. **Predict:** how many traces?"""),
+**Predict:** how many traces does the loop below make?"""),
+        guess("recreated_guess", "how many traces for six calls of tf.function(normalise)(x)?", 6),
         code("""\
-%%tracewatch
+%%tracewatch -v recreated_report
 def normalise(v):
     return v / tf.reduce_sum(v)
 
 for _ in range(6):
-    tf.function(normalise)(x)         # a new tf.function object every time"""),
-        md("""The report says `new-function-object`, and TensorFlow's warning lists this as cause (1):
+    tf.function(normalise)(x)"""),
+        grade("recreated_guess", "recreated_report", "normalise"),
+        md("""**Explain.** Each `tf.function(...)` call — and each run of a cell containing
+`@tf.function` — creates a **new function object** with an empty cache. The report says
+`new-function-object`, and TensorFlow's warning lists this as cause (1):
 *"creating @tf.function repeatedly in a loop"*. The same happens when you re-run a notebook
 cell that defines a `tf.function`: a new object, a new trace. Cure: create the `tf.function`
 once, outside the loop.
@@ -342,7 +359,7 @@ watching for retracing with `%tracewatch on` and `tfgraph_lab.monitor()`."""),
 
 Keras compiles its own training step into `tf.function`s. These are *framework* functions:
 `%%tracewatch` hides them unless you pass `--all`. 200 examples in batches of 32 leave a last
-batch of 8. **Predict:** does `fit` retrace for it?"""),
+batch of 8. **Predict:** does `fit` trace its training step again for that last batch?"""),
         code("""\
 X = tf.reshape(tf.range(200 * 8, dtype=tf.float32) % 11.0 / 11.0, [200, 8])
 Y = tf.reduce_sum(X * tf.range(8, dtype=tf.float32), axis=1, keepdims=True) / 8.0
@@ -350,9 +367,11 @@ Y = tf.reduce_sum(X * tf.range(8, dtype=tf.float32), axis=1, keepdims=True) / 8.
 keras.utils.set_random_seed(0)
 model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(1)])
 model.compile(optimizer="sgd", loss="mse")"""),
+        guess("fit_guess", "True or False: does fit trace its step again for the last batch of 8?", False),
         code("""\
-%%tracewatch --all
+%%tracewatch --all -v fit_report
 history = model.fit(X, Y, batch_size=32, epochs=3, verbose=0)"""),
+        grade("fit_guess", "fit_report.function('one_step_on_data').traces > 1", what="fit traced its step again"),
         md("""**Explain.** `fit` did not retrace for the last batch, and not by magic: Keras turns the
 arrays into a `tf.data` dataset whose batch dimension is unknown (`None` — the last batch may
 be smaller, as lesson 04 showed), and its step functions take the batches from that dataset
@@ -365,12 +384,12 @@ loops are where retracing hides.
 on when the TensorFlow backend sees a GPU (or another non-CPU device) and every layer supports
 it; it stays off on a CPU-only machine like this one, under a distribution strategy, and with
 op determinism enabled (Keras 3.15 `Trainer._resolve_auto_jit_compile`, `model_supports_jit`). XLA compiles once per concrete input shape even where TensorFlow does not retrace: on a
-GPU, the last batch's shape costs an XLA compilation — once, as it is cached too.
+GPU, the last batch's shape costs an XLA compilation — once, as it is cached too."""),
+        md("""## Optional (about 3 minutes): see XLA compile, on this CPU too
 
-## See XLA compile (on this CPU too)
-
-`jit_compile=True` forces XLA here as well. **Predict:** over 3 epochs of the same data, how
-many times does XLA compile the training step? Then look for *compiled by XLA* in the report."""),
+Skip to *A custom loop* if time is short: nothing later uses this part. `jit_compile=True`
+forces XLA here as well. Run the two cells, then find *compiled by XLA* in the report: how many
+compilations over 3 epochs of the same data, and why that many?"""),
         code("""\
 keras.utils.set_random_seed(0)
 xla_model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(1)])
@@ -378,28 +397,25 @@ xla_model.compile(optimizer="sgd", loss="mse", jit_compile=True)"""),
         code("""\
 %%tracewatch --all
 history = xla_model.fit(X, Y, batch_size=32, epochs=3, verbose=0)"""),
-        md("""**Explain.** One trace, and XLA compiled twice: once for the batches of 32 and once for
+        md("""**Explain.** One trace of the step, and XLA compiled twice: once for the batches of 32 and once for
 the last batch of 8 (then both are cached, in later epochs too). XLA compiles once per graph
 *and concrete shape*: a `None` dimension stops the retrace, never the compilation. Fixes that
 work for XLA: `drop_remainder=True` or pad/bucket the data to a few sizes, or
 `jit_compile=False` where shapes must vary. `--max-xla-compiles 1` guards it as `--max-traces`
-guards retraces.
-
-## A custom loop: diagnose
+guards retraces."""),
+        md("""## A custom loop: diagnose
 
 Below is a typical first custom loop — the ✏️ exercise cell you will fix later. Run it, then
 watch it train:"""),
         starter(e.id),
         code("""\
 %%tracewatch
-train_model()"""),
+train_model(epochs=2)"""),
         md("""**Observe.** `train_step` traced for the smaller last batch (`shape-changed x`) and again
-for every new learning rate (`python-value-changed lr`) — 2 graphs per epoch, because the
-Python learning rate changes every epoch: each new `lr` needs a graph for the full batches
-and one for the last batch.
+for the new learning rate (`python-value-changed lr`).
 
-**Predict:** `train_model(epochs=4)` again, under the live view: how many graphs does
-`train_step` trace this time? (Hint: it is a new model and a new `tf.function` each run.)"""),
+**Predict:** `train_model(epochs=4)`, under the live view: how many graphs does `train_step`
+trace this time? (Each run builds a new model and a new `tf.function`.)"""),
         guess("loop_guess", "how many traces of train_step for a fresh train_model(epochs=4)?", 8),
         md("""`--live` draws the calls as they happen: each trace is a spike in the time per call,
 around a hundred milliseconds against a millisecond or two for a cached call (the report's
@@ -408,16 +424,21 @@ around a hundred milliseconds against a millisecond or two for a cached call (th
 %%tracewatch --live -v loop_report
 train_model(epochs=4)"""),
         grade("loop_guess", "loop_report", "train_step"),
+        md("""**Explain.** 2 graphs per epoch: the Python learning rate changes every epoch, and each
+new `lr` needs a graph for the full batches and one for the last batch."""),
         md("""## Guard the loop with a retrace budget
 
 A budget turns retracing into a failure you cannot miss — in a notebook, or in CI with
 `tfgraph_lab.watch(max_traces=...)`. `--max-traces train_step=1` allows `train_step` one trace.
-On the unfixed loop the cell fails *after* showing the report (this cell is expected to fail):"""),
+On the unfixed loop the cell fails *after* showing the report. **This cell is expected to
+fail, and Run All stops here on purpose**: run the cells after it one by one (or *Run › Run
+Selected Cell and All Below* from the next one)."""),
         code("""\
-%%tracewatch -q --max-traces train_step=1
+%%tracewatch --max-traces train_step=1
 train_model()""", "raises-exception"),
-        md("""Fix the loop in the ✏️ cell above (scroll up), re-run it, then re-run the budget cell: with
-the fix it passes quietly. Then run the check:"""),
+        md("""Fix the loop in the ✏️ exercise cell under *A custom loop: diagnose* (scroll up), run it,
+then run the budget cell again: with the fix, the report shows one trace and the cell passes.
+Then run the check:"""),
         code(e.check_call),
         md(f"""Stuck? `ex.hint("{e.id}")` gives a hint; `ex.solution("{e.id}")` shows a worked solution.
 
@@ -434,20 +455,22 @@ TensorFlow logger is set to `ERROR` (a common way to silence TF's noise). Instea
 * `tfgraph-lab run train.py --json report.json` runs a whole script under the watch."""),
         code("%tracewatch on"),
         code("""\
+logits = tf.reshape(tf.range(32.0), [4, 8])   # this part's own data: no earlier cell needed
+
 @tf.function
 def loss_at(x, temperature):
     return tf.reduce_mean(tf.nn.softmax(x / temperature))
 
 for t in (1.0, 2.0, 3.0):
-    loss_at(X, t)                      # a Python float per call: the notice shows up below"""),
+    loss_at(logits, t)                      # a Python float per call: the notice shows up below"""),
         md("""Now switch to tensors. The *first* tensor call shows a notice too: a tensor where the cached
 graphs took Python floats is a new kind of argument (`type-changed`) — expected, once. Further
 tensor values then reuse that graph, with no notice:"""),
         code("""\
-loss_at(X, tf.constant(1.0))           # the first tensor after Python floats: one trace, expected"""),
+loss_at(logits, tf.constant(1.0))           # the first tensor after Python floats: one trace, expected"""),
         code("""\
 for t in (2.0, 3.0, 4.0):
-    loss_at(X, tf.constant(t))         # more tensor values: no retrace, no notice"""),
+    loss_at(logits, tf.constant(t))         # more tensor values: no retrace, no notice"""),
         code("%tracewatch off"),
         md("""## Recap
 
@@ -479,6 +502,13 @@ the report, fix one at a time, re-measure."""),
         setup("import keras\nimport tfgraph_lab"),
         md("The patient (do not edit this cell — the checker uses it as the baseline):"),
         code(slow),
+        md("""**Predict:** read `train_slow` first. How many graphs does one `train_slow()` trace, all
+its functions together? Then watch it live: each spike in the time per call is a trace."""),
+        guess("capstone_guess", "how many traces does one train_slow() make, all functions together?", 16),
+        code("""\
+with tfgraph_lab.watch(live=True) as w:
+    train_slow()"""),
+        grade("capstone_guess", "w.report"),
         md("""## Observe
 
 Run it under `%%tracewatch`. Read the summary line first (how many traces, how much time
@@ -487,17 +517,16 @@ reason."""),
         code("""\
 %%tracewatch
 train_slow()"""),
-        md("""**Predict:** how many graphs does `train_slow()` trace? Then watch it live: each spike in
-the time per call is a trace."""),
-        guess("capstone_guess", "how many traces does one train_slow() make, all functions together?", 16),
-        code("""\
-with tfgraph_lab.watch(live=True) as w:
-    train_slow()"""),
-        grade("capstone_guess", "w.report"),
         md("""**Predict:** would this script be faster with no graphs at all? Measure it:"""),
+        guess("eager_guess", "True or False: is train_slow() faster run eagerly than with its tf.functions?", True),
         code("""\
 %%tracewatch -q -v slow_report --compare-eager
 train_slow()"""),
+        grade(
+            "eager_guess",
+            "slow_report.compare_eager['eager_seconds'] < slow_report.compare_eager['graph_seconds']",
+            what="eager was faster",
+        ),
         code("""\
 times = slow_report.compare_eager
 print(f"with tf.function: {times['graph_seconds']:.2f} s   eagerly: {times['eager_seconds']:.2f} s")"""),
@@ -523,11 +552,14 @@ train_fast()"""),
 
 TensorFlow 2 runs eagerly by default; `@tf.function` turns Python into a cached graph for
 speed. Each new input signature — a changed Python scalar (`training=True` then `False`), a new
-tensor shape (the smaller last batch) or dtype, a new Python object — triggers a new trace, and
-so does a `tf.function` re-created in a loop; a `tf.Variable` created inside the function fails
+tensor shape (the smaller last batch) or dtype, a different Python object (by identity, or by
+`==` for a hashable one such as a frozen dataclass) — triggers a new trace, and so does a
+`tf.function` re-created in a loop; a `tf.Variable` created inside the function fails
 unless it is created once, on the first call. Tracing is expensive, and frequent retracing can
 make code slower than eager mode, with only a vague, rate-limited warning. Values read while
-tracing (globals, attributes) go stale without any retrace. The cures: pass tensors instead of
+tracing (globals, attributes, fields of a mutable object that TF accepted) go stale without any
+retrace; Keras `fit` avoids the last-batch retrace because its dataset's batch dimension is
+unknown, not by any magic of its own. The cures: pass tensors instead of
 changing Python scalars (branch with `tf.cond`), give an `input_signature` with
 `tf.TensorSpec([None, 128])` for varying shapes (or `reduce_retracing=True`, shapes only),
 create variables outside the function — and watch for retracing (`%%tracewatch`, `--live`,

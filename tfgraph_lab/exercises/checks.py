@@ -14,6 +14,7 @@ from .measuring import (
     _close,
     _graph_rows,
     _is_tf_function,
+    _python_ops,
     _reason_details,
     _short,
     measure,
@@ -197,6 +198,15 @@ def _check_square(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedback:
             "the function runs but does not return x * x",
             (("square([1, 2, 3])", _short(m.value[0])),),
             "return x * x",
+        )
+    python_ops = _python_ops(answer, inputs[0]) if m.error is None else []
+    if python_ops:
+        return Feedback(
+            ex.id,
+            False,
+            f"the graph calls back into Python ({', '.join(python_ops)}): NumPy squares x, outside the graph",
+            _graph_rows(m),
+            "write the square with TensorFlow ops: return x * x",
         )
     return _graphs_check(ex, m, 1, target="three calls, one graph")
 

@@ -128,21 +128,26 @@ def test_nbgitpuller_rejects_bad_hub(hub: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("hub", "kinds"),
+    ("hub", "expected"),
     [
-        (None, ["binder-lab", "binder-voila"]),
-        ("https://hub.example.org", ["binder-lab", "binder-voila", "nbgitpuller"]),
+        (None, [("01_a.ipynb", "binder-lab"), ("labs_app.ipynb", "binder-voila")]),
+        (
+            "https://hub.example.org",
+            [("01_a.ipynb", "binder-lab"), ("01_a.ipynb", "nbgitpuller"), ("labs_app.ipynb", "binder-voila")],
+        ),
     ],
 )
-def test_workshop_links_per_lesson(hub: str | None, kinds: list[str]) -> None:
-    links = workshop_links("v3", hub, lessons=["01_a.ipynb", "02_b.ipynb"], repository=REPO)
-    assert [(link.lesson, link.kind) for link in links] == [
-        (lesson, kind) for lesson in ["01_a.ipynb", "02_b.ipynb"] for kind in kinds
-    ]
+def test_one_launch_link_per_learner_and_voila_for_the_app_only(
+    hub: str | None, expected: list[tuple[str, str]]
+) -> None:
+    """Each Binder launch is a new session: one link opens the lessons (learners open the next
+    one from the file browser); Voila only for the labs app, never for a lesson."""
+    links = workshop_links("v3", hub, lessons=["02_b.ipynb", "01_a.ipynb", "labs_app.ipynb"], repository=REPO)
+    assert [(link.lesson, link.kind) for link in links] == expected
     by_key = {(link.lesson, link.kind): link.url for link in links}
     base = "https://mybinder.org/v2/gh/acme/retrace-course/v3"
-    assert by_key["02_b.ipynb", "binder-lab"] == f"{base}?urlpath=lab/tree/lessons/02_b.ipynb"
-    assert by_key["02_b.ipynb", "binder-voila"] == f"{base}?urlpath=voila/render/lessons/02_b.ipynb"
+    assert by_key["01_a.ipynb", "binder-lab"] == f"{base}?urlpath=lab/tree/lessons/01_a.ipynb"
+    assert by_key["labs_app.ipynb", "binder-voila"] == f"{base}?urlpath=voila/render/lessons/labs_app.ipynb"
     if hub:
         query = parse_qs(urlsplit(by_key["01_a.ipynb", "nbgitpuller"]).query)
         # nbgitpuller clones into a folder named after the repository.
@@ -251,7 +256,8 @@ def test_format_text_groups_by_lesson() -> None:
     assert [block.splitlines()[0] for block in blocks] == ["01_a.ipynb", "02_b.ipynb"]
     assert "https://b/lab1" in blocks[0] and "https://b/voila1" in blocks[0]
     assert "https://b/lab2" not in blocks[0]
-    assert "Voila" in blocks[1].splitlines()[2]
+    assert "Voila" in blocks[1].splitlines()[-1]
+    assert "one link per learner" in blocks[0]
 
 
 def test_format_markdown_badges() -> None:
@@ -328,7 +334,8 @@ def test_wired_into_console_script(capsys: pytest.CaptureFixture[str], tmp_path:
     except SystemExit as exc:  # argparse: unknown command
         pytest.fail(f"workshop-links is not a tfgraph-lab command (exit {exc.code})")
     assert status == 0
-    assert "urlpath=voila/render/lessons/01_x.ipynb" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "urlpath=lab/tree/lessons/01_x.ipynb" in out and "voila" not in out
 
 
 def test_cli_other_binderhub(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -344,10 +344,12 @@ def add_workshop_links_parser(subparsers: argparse._SubParsersAction) -> argpars
     ``handler`` of the parsed namespace."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "workshop-links",
-        help="print Binder and nbgitpuller launch links for every lesson",
-        description="Print launch links for each lesson: Binder in JupyterLab, Binder as a Voila "
-        "app, and (with --hub) nbgitpuller links for a JupyterHub. Pin a tag for a workshop and "
-        "open one link beforehand so Binder builds the image (docs/WORKSHOP.md).",
+        help="print a workshop's launch links: one per learner for the lessons, Voila for the labs app",
+        description="Print the launch links of a workshop: one link per learner for the lessons "
+        "(Binder in JupyterLab, opened at the first lesson; the next ones open from its file "
+        "browser, in the same session), with --hub the same through nbgitpuller, and a Binder "
+        "Voila link for the labs app. Pin a tag for a workshop and open one link beforehand so "
+        "Binder builds the image (docs/WORKSHOP.md).",
     )
     parser.add_argument("--ref", required=True, help="git tag (recommended), branch or commit")
     parser.add_argument("--hub", metavar="URL", help="JupyterHub URL for nbgitpuller links")

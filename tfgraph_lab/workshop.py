@@ -1,4 +1,5 @@
-"""Launch links for workshops: Binder (JupyterLab and Voila app mode) and nbgitpuller.
+"""Launch links for workshops: one per learner for the lessons (Binder JupyterLab, nbgitpuller),
+and Voila app mode for the labs app.
 
 The repository URL lives in one place, ``[project.urls] Repository`` in ``pyproject.toml``. It is
 read from the installed package's metadata (``Project-URL: Repository, …``) and, when the
@@ -221,6 +222,11 @@ def nbgitpuller_url(hub: str, repo_url: str, ref: str, urlpath: str) -> str:
     return f"{hub.strip().rstrip('/')}/hub/user-redirect/git-pull?{query}"
 
 
+def _is_lesson(name: str) -> bool:
+    """A numbered lesson (``NN_title.ipynb``); other notebooks (the labs app) are apps."""
+    return re.match(r"^\d\d_", name) is not None
+
+
 def workshop_links(
     ref: str,
     hub: str | None = None,
@@ -229,34 +235,42 @@ def workshop_links(
     repository: str | None = None,
     binder_base: str = BINDER_BASE,
 ) -> list[WorkshopLink]:
-    """Every launch link for every lesson: Binder JupyterLab, Binder Voila, and (with ``hub``)
-    nbgitpuller. ``lessons`` defaults to :func:`list_lessons` of :func:`find_lessons_dir`;
-    ``repository`` to :func:`repository_url`."""
+    """The launch links of a workshop: **one per learner** for the lessons — Binder JupyterLab
+    opened at the first lesson (and, with ``hub``, the same through nbgitpuller); learners open
+    the next lessons from JupyterLab's file browser in the same session, so each learner starts
+    one Binder session, not one per lesson (Binder limits sessions per repository). Voila links
+    only for the notebooks that are apps (not numbered ``NN_…``: the labs app).
+
+    ``lessons`` defaults to :func:`list_lessons` of :func:`find_lessons_dir`; ``repository`` to
+    :func:`repository_url`."""
     ref = _check_ref(ref)
     repo_url = repository if repository is not None else repository_url()
     org, repo = github_org_repo(repo_url)
-    names = list(lessons) if lessons is not None else list_lessons(find_lessons_dir())
+    names = [
+        _check_lesson(name) for name in (lessons if lessons is not None else list_lessons(find_lessons_dir()))
+    ]
     if not names:
         raise UsageProblem("no lessons to link: lessons/ holds no .ipynb notebooks")
+    numbered = sorted(name for name in names if _is_lesson(name))
     links: list[WorkshopLink] = []
-    for name in names:
-        name = _check_lesson(name)
-        path = f"{LESSONS_DIRNAME}/{name}"
+    if numbered:
+        first = numbered[0]
+        path = f"{LESSONS_DIRNAME}/{first}"
         links.append(
-            WorkshopLink(name, "binder-lab", binder_url(org, repo, ref, f"lab/tree/{path}", binder_base))
-        )
-        links.append(
-            WorkshopLink(
-                name, "binder-voila", binder_url(org, repo, ref, f"voila/render/{path}", binder_base)
-            )
+            WorkshopLink(first, "binder-lab", binder_url(org, repo, ref, f"lab/tree/{path}", binder_base))
         )
         if hub is not None:
             # nbgitpuller clones into a folder named after the repository.
             links.append(
                 WorkshopLink(
-                    name, "nbgitpuller", nbgitpuller_url(hub, repo_url, ref, f"lab/tree/{repo}/{path}")
+                    first, "nbgitpuller", nbgitpuller_url(hub, repo_url, ref, f"lab/tree/{repo}/{path}")
                 )
             )
+    for app in (name for name in names if not _is_lesson(name)):
+        path = f"{LESSONS_DIRNAME}/{app}"
+        links.append(
+            WorkshopLink(app, "binder-voila", binder_url(org, repo, ref, f"voila/render/{path}", binder_base))
+        )
     return links
 
 
@@ -279,6 +293,8 @@ def format_links(links: Sequence[WorkshopLink], fmt: str = "text") -> str:
         blocks = []
         for lesson, urls in by_lesson.items():
             lines = [lesson]
+            if "binder-lab" in urls or "nbgitpuller" in urls:
+                lines.append("  one link per learner: the other lessons open from JupyterLab's file browser")
             lines.extend(f"  {_KIND_LABELS[kind]:<{width}}  {urls[kind]}" for kind in KINDS if kind in urls)
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks) + ("\n" if blocks else "")

@@ -244,6 +244,9 @@ def test_the_extension_loaded_before_tensorflow_reads_the_log(tmp_path: Path) ->
     env.pop("TF_CPP_VMODULE", None)
     done = _run([sys.executable, str(driver)], env, tmp_path)
     assert json.loads(done.stdout.split("REPORT ", 1)[1]) == [2, "exact"]  # k = 4 and 5
+    # the extension reads fd 2 from its load on: calls outside a watch (the first cell) log no
+    # device_compiler line either
+    assert "device_compiler" not in done.stderr
 
 
 def test_a_log_asked_for_after_tensorflow_loaded_is_not_read() -> None:

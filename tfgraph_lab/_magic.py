@@ -381,7 +381,7 @@ def _start_live(recorder: Any) -> Any:
 def load(ipython: Any) -> None:
     from ._xla_log import LOG as XLA_LOG
 
-    XLA_LOG.prepare()  # before `import tensorflow` only: then cells count XLA from TF's own log
+    XLA_LOG.hold()  # before `import tensorflow` only: then cells count XLA from TF's own log
     ipython.register_magics(TraceWatchMagics)
     from .monitor import resume_after_reload
 
@@ -389,8 +389,10 @@ def load(ipython: Any) -> None:
 
 
 def unload(ipython: Any) -> None:
+    from ._xla_log import LOG as XLA_LOG
     from .monitor import stop_for_unload
 
+    XLA_LOG.release()
     stop_for_unload(ipython)
     magics = ipython.magics_manager.magics
     for kind in ("line", "cell"):

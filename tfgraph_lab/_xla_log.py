@@ -9,7 +9,8 @@ and the switch is read once, when TensorFlow's C++ library loads: ``TF_CPP_VMODU
 2 or 3 no VLOG line is written). So:
 
 * :meth:`XlaLog.prepare` asks for the log through the environment, *before* TensorFlow is imported
-  (``tfgraph-lab run`` and ``%load_ext tfgraph_lab`` call it); it also notices a user who set
+  (``tfgraph-lab run`` calls it; ``%load_ext tfgraph_lab`` calls :meth:`XlaLog.hold`, which also
+  keeps fd 2 read until the extension is unloaded); it also notices a user who set
   ``TF_CPP_VMODULE=device_compiler=2`` themselves;
 * while a watch runs, file descriptor 2 is a pipe read by a thread (:class:`_Tee`): the compile
   lines are taken with their time, everything else is written on to the real stderr unchanged,
@@ -69,6 +70,7 @@ class XlaLog:
         self._users = 0
         self.compiles: list[tuple[float, str]] = []
         self.launches = 0
+        self._held: tuple[int, int] | None = None
 
     def prepare(self, environ: dict[str, str] | None = None) -> bool:
         """Ask TensorFlow for its compile log through the environment; True when it will be on.
@@ -87,6 +89,20 @@ class XlaLog:
         env["TF_CPP_MIN_LOG_LEVEL"] = "0"
         self.requested = True
         return True
+
+    def hold(self) -> bool:
+        """:meth:`prepare`, and read fd 2 from now until :meth:`release` (the notebook
+        extension: outside ``%%tracewatch`` cells too, TF's lines the switches let through are
+        kept off the user's stderr). Only before TensorFlow is imported; True when holding."""
+        if "tensorflow" in sys.modules or self._held is not None or not self.prepare():
+            return self._held is not None
+        self._held = self.open()
+        return self._held is not None
+
+    def release(self) -> None:
+        mark, self._held = self._held, None
+        if mark is not None:
+            self.close(mark)
 
     def notice(self, env: os._Environ[str] | dict[str, str]) -> bool:
         """The user's own switches (read at the first watch): the log is requested when they ask

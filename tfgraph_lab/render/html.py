@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..datatypes import Event, FunctionSummary
+from ..datatypes import Event, FunctionSummary, GraphSummary
 from ..fixes import code_name
 from .blocks import stat_html, stats_html
 from .chart import chart_html
@@ -22,7 +22,15 @@ from .compare import report_verdict
 from .format import fmt_seconds, place, plural, short_path
 from .reasons import failure_html, reasons_html
 from .style import style_tag
-from .text import MAX_RETRACES_SHOWN, TF_WARNINGS_TITLE, cost_text, notices, tf_warnings_said
+from .text import (
+    MAX_RETRACES_SHOWN,
+    TF_WARNINGS_TITLE,
+    cost_text,
+    folded_text,
+    graphs_shown,
+    notices,
+    tf_warnings_said,
+)
 from .timeline import timeline
 from .xla import xla_headline, xla_html, xla_row_note
 
@@ -141,6 +149,21 @@ def _function_table(functions: tuple[FunctionSummary, ...]) -> str:
     )
 
 
+def _cache_table(graphs: list[tuple[int, GraphSummary]]) -> str:
+    rows = "".join(
+        f"<tr><td class='tfgl-num'>#{i}</td><td><code>{escape(g.signature or '()')}</code></td>"
+        f"<td class='tfgl-num'>{g.hits:,}</td><td class='tfgl-muted'>"
+        f"{'' if g.traced_in_watch else 'traced before the watch'}"
+        f"{escape(' via ' + g.via) if g.via not in ('call', 'before') else ''}"
+        f"{' generalised by reduce_retracing' if g.generalised else ''}</td></tr>"
+        for i, g in graphs
+    )
+    return (
+        "<table class='tfgl-cache-table'><thead><tr><th>graph</th><th>signature</th>"
+        f"<th class='tfgl-num'>hits</th><th>note</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
 def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event]) -> str:
     has = " tfgl-has-retraces" if fn.retraces else ""
     where = place(fn.filename, fn.firstlineno, report.labels)
@@ -153,18 +176,13 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
             f"<div class='tfgl-notice'>ran eagerly {plural(fn.eager_calls, 'time')}: no graph, no tracing</div>"
         )
     if fn.graphs:
-        rows = "".join(
-            f"<tr><td class='tfgl-num'>#{i}</td><td><code>{escape(g.signature or '()')}</code></td>"
-            f"<td class='tfgl-num'>{g.hits:,}</td><td class='tfgl-muted'>"
-            f"{'' if g.traced_in_watch else 'traced before the watch'}"
-            f"{escape(' via ' + g.via) if g.via not in ('call', 'before') else ''}"
-            f"{' generalised by reduce_retracing' if g.generalised else ''}</td></tr>"
-            for i, g in enumerate(fn.graphs)
-        )
-        out.append(
-            "<table class='tfgl-cache-table'><thead><tr><th>graph</th><th>signature</th>"
-            f"<th class='tfgl-num'>hits</th><th>note</th></tr></thead><tbody>{rows}</tbody></table>"
-        )
+        shown_graphs, folded = graphs_shown(report, fn)
+        out.append(_cache_table(shown_graphs))
+        if folded:
+            out.append(
+                f"<details class='tfgl-folded-graphs'><summary>{escape(folded_text(report, len(folded)))}"
+                f"</summary>{_cache_table(folded)}</details>"
+            )
     out.append(xla_html(fn, events))
     shown = [e for e in events if any(r.code != "first-trace" for r in e.reasons) or e.failed_trace]
     said: set[tuple[str, str]] = set()

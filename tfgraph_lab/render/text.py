@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..datatypes import Event, FunctionSummary
+from ..datatypes import Event, FunctionSummary, GraphSummary
 from ..fixes import code_name
 from .compare import report_verdict
 from .format import fmt_seconds, place, plural, short_path
@@ -18,7 +18,16 @@ from .xla import xla_headline, xla_lines, xla_row_note
 if TYPE_CHECKING:
     from ..report import TraceReport
 
-__all__ = ["cost_text", "headline", "notices", "render_text", "tf_warnings_said", "wrap_lines"]
+__all__ = [
+    "cost_text",
+    "folded_text",
+    "graphs_shown",
+    "headline",
+    "notices",
+    "render_text",
+    "tf_warnings_said",
+    "wrap_lines",
+]
 
 MAX_RETRACES_SHOWN = 8
 LINE_CHARS = 200  # a line a person reads in seconds; longer text wraps under its own indent
@@ -128,13 +137,16 @@ def render_text(report: TraceReport) -> str:
             lines.append(f"  ran eagerly {plural(fn.eager_calls, 'time')}: no graph, no tracing")
         if fn.graphs:
             lines.append("  graph cache:")
-            for i, g in enumerate(fn.graphs):
+            shown_graphs, folded = graphs_shown(report, fn)
+            for i, g in shown_graphs:
                 note = "" if g.traced_in_watch else "  (traced before the watch)"
                 if g.via not in ("call", "before"):
                     note += f"  (via {g.via})"
                 if g.generalised:
                     note += "  (generalised by reduce_retracing)"
                 lines.append(f"    #{i}  {g.signature or '()'}  — {plural(g.hits, 'hit')}{note}")
+            if folded:
+                lines.append(f"    … {folded_text(report, len(folded))} (--all lists them)")
         traced = by_fn.get((fn.qualname, fn.filename), [])
         explained = [
             e for e in traced if any(r.code not in ("first-trace",) for r in e.reasons) or e.failed_trace
@@ -162,6 +174,26 @@ def render_text(report: TraceReport) -> str:
         lines.append(f"graph vs eager: the cell took {fmt_seconds(graph_s)} with tf.function and {eager}:")
         lines.append(f"  {report_verdict(report)}")
     return "\n".join(wrap_lines(lines))
+
+
+def graphs_shown(
+    report: TraceReport, fn: FunctionSummary
+) -> tuple[list[tuple[int, GraphSummary]], list[tuple[int, GraphSummary]]]:
+    """The graph cache rows to show and those to fold, numbered as TensorFlow's cache holds them:
+    a graph traced before the watch that no call of it used says nothing about this cell (by
+    the 8th cell of a notebook, most rows), so it folds unless ``show_framework`` (``--all``)."""
+    rows = list(enumerate(fn.graphs))
+    if report.show_framework:
+        return rows, []
+    shown = [(i, g) for i, g in rows if g.traced_in_watch or g.hits]
+    return shown, [(i, g) for i, g in rows if not (g.traced_in_watch or g.hits)]
+
+
+def folded_text(report: TraceReport, n: int) -> str:
+    """``13 graphs from earlier cells`` (in a notebook) or ``2 graphs traced before the watch``,
+    none used here."""
+    where = "from earlier cells" if report.labels else "traced before the watch"
+    return f"{plural(n, 'graph')} {where}, not used here"
 
 
 def wrap_lines(lines: list[str], width: int = LINE_CHARS) -> list[str]:

@@ -56,8 +56,8 @@ def keras_reason(reason: Reason, role: str, generalised: bool) -> Reason:
         return reason  # Keras's own new-function-object text comes from _history
     if code == "variable-creation":
         fix = (
-            "nothing to fix: a one-off per model and compile(): Keras creates the optimizer's "
-            "variables in the first train step. To avoid it, build them before fit: "
+            "nothing to fix: a one-off per model and compile() (Keras creates the optimizer's "
+            "variables in the first train step); to avoid it, build them before fit: "
             "model.optimizer.build(model.trainable_variables)"
             if role == "train"
             else "nothing to fix: a one-off per function object"
@@ -65,17 +65,17 @@ def keras_reason(reason: Reason, role: str, generalised: bool) -> Reason:
     elif code in _SHAPE:
         todo = _PAD_PREDICT if role == "predict" else _ONE_SHAPE_FIT
         fix = (
-            f"nothing to do: Keras's {_STEP[role]} has reduce_retracing, so this one retrace made "
-            f"a graph for every batch size that later calls reuse. To avoid even this one, {todo}"
+            f"nothing to do: reduce_retracing made one graph for every batch size; Keras's "
+            f"{_STEP[role]} has it, and later calls reuse that graph. To avoid even this retrace, {todo}"
             if generalised
             else todo
         )
     elif code == "structure-changed" and role == "predict":
         fix = (
-            "Keras's predict with steps_per_execution=N passes N batches to one call and fewer "
-            "for the last group (another structure, another graph): pad x to a multiple of "
-            "batch_size × steps_per_execution and drop the extra rows, or predict with a model "
-            "compiled with steps_per_execution=1"
+            "pad x to a multiple of batch_size × steps_per_execution and drop the extra rows, or "
+            "predict with a model compiled with steps_per_execution=1; with steps_per_execution=N "
+            "Keras's predict passes N batches per call and fewer for the last group: another "
+            "structure, another graph"
         )
     elif code == "dtype-changed":
         fix = 'give every call data of one dtype (e.g. x.astype("float32") before fit/predict)'
@@ -108,6 +108,7 @@ def keras_suggestion(role: str, reasons: Sequence[Reason], generalised: bool) ->
             [
                 *lines,
                 "# one batch shape for every call: pad x, then drop the extra rows",
+                "# (batch_size: the one you pass to predict; 32 when you pass none)",
                 f"pad = -len(x) % ({group})",
                 "y = model.predict(np.pad(x, [(0, pad)] + [(0, 0)] * (x.ndim - 1)), "
                 "batch_size=batch_size)[: len(x)]",

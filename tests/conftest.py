@@ -52,3 +52,13 @@ def small_call_log(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_calllog, "KEEP_FIRST", 50)
     monkeypatch.setattr(_calllog, "WINDOW", 100)
     monkeypatch.setattr(_calllog, "BLOCK", 20)
+
+
+@pytest.fixture
+def fresh_recording() -> None:
+    """Start the recording state afresh (no earlier function objects per code, no XLA keys, no
+    cell labels): a model built by an earlier test would make this test's first trace a true
+    new-function-object. The one reset (``recorder.reset_recording``), not monkeypatching."""
+    from tfgraph_lab.recorder import reset_recording
+
+    reset_recording()

@@ -19,15 +19,9 @@ import tfgraph_lab  # noqa: E402
 from tfgraph_lab.keras import TraceCallback  # noqa: E402
 from tfgraph_lab.recorder import is_patched  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def fresh_history(monkeypatch: Any) -> None:
-    """Each test's models are the first of their kind: earlier tests' models would otherwise
-    make this test's first train function a (true) new-function-object."""
-    from tfgraph_lab import _history
-
-    monkeypatch.setattr(_history.HISTORY, "objects_per_code", {})
-    monkeypatch.setattr(_history.HISTORY, "last_graphs", {})
+# Models built by earlier tests would make this module's first traces (true)
+# new-function-objects: each test starts the recording state afresh.
+pytestmark = pytest.mark.usefixtures("fresh_recording")
 
 
 @pytest.fixture

@@ -21,12 +21,9 @@ X = np.random.default_rng(0).random((100, 4), dtype=np.float32)
 Y = np.random.default_rng(1).random((100, 1), dtype=np.float32)
 
 
-@pytest.fixture(autouse=True)
-def fresh_history(monkeypatch: Any) -> None:
-    from tfgraph_lab import _history
-
-    monkeypatch.setattr(_history.HISTORY, "objects_per_code", {})
-    monkeypatch.setattr(_history.HISTORY, "last_graphs", {})
+# Models built by earlier tests would make this module's first traces (true)
+# new-function-objects: each test starts the recording state afresh.
+pytestmark = pytest.mark.usefixtures("fresh_recording")
 
 
 def model(**compile_options: Any) -> Any:

@@ -16,13 +16,9 @@ from tensorflow.python.eager.polymorphic_function import polymorphic_function as
 import tfgraph_lab  # noqa: E402
 from tfgraph_lab.keras import TraceCallback  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def fresh_history(monkeypatch: Any) -> None:
-    from tfgraph_lab import _history
-
-    monkeypatch.setattr(_history.HISTORY, "objects_per_code", {})
-    monkeypatch.setattr(_history.HISTORY, "last_graphs", {})
+# Models built by earlier tests would make this module's first traces (true)
+# new-function-objects: each test starts the recording state afresh.
+pytestmark = pytest.mark.usefixtures("fresh_recording")
 
 
 def data(n: int = 100) -> tuple[np.ndarray, np.ndarray]:

@@ -14,15 +14,9 @@ keras = pytest.importorskip("keras")
 import tfgraph_lab  # noqa: E402
 from tfgraph_lab.keras import TraceCallback  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def first_model_of_its_kind(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Models built by earlier tests would make this test's train function a (true)
-    new-function-object: start the cross-watch history afresh."""
-    from tfgraph_lab import _history
-
-    monkeypatch.setattr(_history.HISTORY, "objects_per_code", {})
-    monkeypatch.setattr(_history.HISTORY, "last_graphs", {})
+# Models built by earlier tests would make this module's first traces (true)
+# new-function-objects: each test starts the recording state afresh.
+pytestmark = pytest.mark.usefixtures("fresh_recording")
 
 
 def test_watch_writes_one_point_per_traced_call_and_the_totals(tmp_path: Path) -> None:

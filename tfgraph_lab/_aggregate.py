@@ -1,6 +1,6 @@
 """Turn a watch's log entries into plain summaries and events (the report's content).
 
-The hooks append a tuple ``(state, seconds, graph, start, stack)`` per cache hit and a ``CallRecord`` for
+The hooks append a :class:`~tfgraph_lab._calllog.Hit` per cache hit and a ``CallRecord`` for
 everything else (see :mod:`tfgraph_lab._calllog`); this module is the one reader of those
 entries. It imports no TensorFlow (the entries hold plain data and weak references only; the
 stale-capture check reads a function's closure through :mod:`tfgraph_lab._tf_adapter`).
@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from . import _tf_adapter as tfa
-from ._calllog import CallRecord, FunctionState, GraphState, HitRun, LogEntry
+from ._calllog import CallRecord, FunctionState, GraphState, Hit, HitRun, LogEntry
 from ._xla import XlaOutcome, judge_by_time
 from ._xla_counted import LoggedXla, LogWindow, XlaTotals, xla_event_fields, xla_kind
 from .counts import CountRow, Selection, Totals, mean_cached_seconds, totals
@@ -101,11 +101,9 @@ def _users(info: tfa.FunctionInfo) -> bool:
 
 
 class Tally:
-    """Counts per function object of a watch in progress, fed its log entries as they come
-    (what ``TraceRecorder.live_counters`` reads): the same rules as :func:`aggregate`, and
-    totals by the same :func:`tfgraph_lab.counts.totals`, so the live numbers are the report's.
-    Names and flags are read when totalled: a function named after its first calls counts
-    where the report counts it."""
+    """Counts per function object of a running watch, fed its new log entries (``live_counters``):
+    the rules of :func:`aggregate` and the same ``counts.totals``, so the numbers are the report's.
+    Names and flags are read when totalled (a function named after its first calls)."""
 
     __slots__ = ("last_retrace", "rows")
 
@@ -122,9 +120,9 @@ class Tally:
 
     def add(self, entries: Iterable[LogEntry]) -> None:
         for entry in entries:
-            if type(entry) is tuple:
-                _count_hits(self._row(entry[0]), 1, entry[1])
-            elif type(entry) is HitRun:
+            if isinstance(entry, Hit):
+                _count_hits(self._row(entry.state), 1, entry.seconds)
+            elif isinstance(entry, HitRun):
                 for state, calls, seconds in entry.states.values():
                     _count_hits(self._row(state), calls, seconds)
             elif _count_record(self._row(entry.state), entry) and not entry.state.info.wraps:
@@ -243,8 +241,14 @@ def aggregate(
             )
             n += entry.calls
             continue
-        if type(entry) is tuple:
-            state, seconds, graph, start, stack = entry
+        if type(entry) is Hit:
+            state, seconds, graph, start, stack = (
+                entry.state,
+                entry.seconds,
+                entry.graph,
+                entry.start,
+                entry.stack,
+            )
             acc = acc_for(state)
             _count_hits(acc, 1, seconds)
             gi = None

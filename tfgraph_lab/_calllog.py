@@ -2,9 +2,9 @@
 
 * :class:`FunctionState` — one tf.function object the hooks have seen (held weakly), with its
   :class:`GraphState` objects (one per graph in its cache);
-* a cache hit is the hot path's tuple ``(state, seconds, graph_or_None, start, stack)`` (``start``
-  the ``perf_counter`` reading the hook took anyway; ``stack`` the calling thread's
-  :class:`ThreadStack`, which names the thread); everything else (a
+* a cache hit is a :class:`Hit` (a named tuple: ``state``, ``seconds``, ``graph`` or None,
+  ``start`` the ``perf_counter`` reading the hook took anyway, ``stack`` the calling thread's
+  :class:`ThreadStack`, which names the thread), built only by :data:`new_hit`; everything else (a
   call that traced, raised or ran eagerly, or a trace made without a call) is a
   :class:`CallRecord`;
 * :class:`CallLog` — the shared, append-only list of those entries. Past a budget, runs of
@@ -23,8 +23,10 @@ strong reference to a user argument, a ``Function`` or a concrete function.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 from .counts import Selection
 from .datatypes import Reason
@@ -40,11 +42,13 @@ __all__ = [
     "CallRecord",
     "FunctionState",
     "GraphState",
+    "Hit",
     "HitRun",
     "LiveCounters",
     "LogEntry",
     "ThreadStack",
     "WatchLog",
+    "new_hit",
 ]
 
 KEEP_FIRST = 20_000  # per-call events kept in full at the start of the newest watch
@@ -140,7 +144,7 @@ class GraphState:
 
 @dataclass(slots=True, eq=False)
 class CallRecord:
-    """A call (or a trace without a call) that needs more than the hot path's tuple."""
+    """A call (or a trace without a call) that needs more than the hot path's Hit."""
 
     state: FunctionState
     via: str
@@ -175,15 +179,28 @@ class LiveCounters:
     selection: Selection = Selection.USER
 
 
-# A log entry is a hot-path hit ``(state, seconds, graph_or_None, start, stack)``, a CallRecord
-# or a HitRun.
-LogEntry = Any
+class Hit(NamedTuple):
+    """A cache hit: the hot path's one entry (see :data:`new_hit`)."""
+
+    state: FunctionState
+    seconds: float
+    graph: GraphState | None  # the graph that ran, when known
+    start: float  # perf_counter when the call began (the reading the hook took anyway)
+    stack: ThreadStack  # the calling thread's frames, which name the thread
+
+
+# A Hit from a plain tuple at the cost of the tuple (two C calls, no Python frame, unlike
+# Hit(...)): ``new_hit((state, seconds, graph, start, stack))``.
+new_hit: Callable[[tuple[Any, float, Any, float, Any]], Hit] = partial(tuple.__new__, Hit)  # type: ignore[assignment]
+
+# What the shared log holds; read by type (``type(entry) is Hit``), then by attribute.
+LogEntry = Union["Hit", "CallRecord", "HitRun"]
 
 
 class ThreadStack(list):  # type: ignore[type-arg]
     """A thread's stack of call frames (see :mod:`tfgraph_lab._hooks`), naming its thread.
 
-    A list subclass with slots: ``append``/``pop`` cost what a list's do, and a hit tuple can
+    A list subclass with slots: ``append``/``pop`` cost what a list's do, and a Hit can
     say which thread ran it without a lookup on the hot path. ``thread`` is None on the main
     thread.
     """
@@ -264,10 +281,10 @@ class CallLog:
             out: list[Any] = []
             runs: dict[int, HitRun] = {}  # id(thread stack) -> the run of that thread
             for entry in entries[floor:end]:
-                if type(entry) is tuple:
-                    run = runs.get(id(entry[4]))
+                if type(entry) is Hit:
+                    run = runs.get(id(entry.stack))
                     if run is None or run.calls >= BLOCK:
-                        run = runs[id(entry[4])] = HitRun(entry[3], entry[4].thread)
+                        run = runs[id(entry.stack)] = HitRun(entry.start, entry.stack.thread)
                         out.append(run)
                     run.add(*entry)
                 else:
@@ -322,11 +339,13 @@ class WatchLog:
         """``(seconds, traced)`` of the watch's latest ``n`` calls, oldest first."""
         entries = self.calllog.entries
         tail = entries[max(self.start, len(entries) - n) :] if n else []
-        return [
-            (entry[1], False) if type(entry) is tuple else (entry.seconds, bool(entry.traces))
-            for entry in tail
-            if type(entry) is tuple or getattr(entry, "via", "") == "call"
-        ]
+        out: list[tuple[float, bool]] = []
+        for entry in tail:
+            if isinstance(entry, Hit):
+                out.append((entry.seconds, False))
+            elif isinstance(entry, CallRecord) and entry.via == "call":
+                out.append((entry.seconds, bool(entry.traces)))
+        return out
 
     def position(self) -> int:
         """The logical position in the shared log just past the latest entry."""

@@ -35,6 +35,11 @@ class History:
         self.objects_per_code: dict[tuple[str, str, int, str, str], int] = {}
         self.last_graphs: dict[tuple[str, str, int, str, str], list[Signature]] = {}
 
+    def reset(self) -> None:
+        """Forget every earlier function object (see ``recorder.reset_recording``)."""
+        self.objects_per_code.clear()
+        self.last_graphs.clear()
+
     def code_key(self, info: tfa.FunctionInfo) -> tuple[str, str, int, str, str]:
         # Terminal IPython names a cell "<ipython-input-12-3f2a…>": the execution count changes
         # when the cell is re-run, the hash of its text does not (ipykernel uses the hash only).

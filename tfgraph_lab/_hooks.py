@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import _tf_adapter as tfa
-from ._calllog import CallRecord, GraphState
+from ._calllog import CallRecord, GraphState, new_hit
 from .datatypes import Reason
 from .failures import error_text
 from .signatures import Signature
@@ -109,7 +109,7 @@ def make_call_hook(hub: Hub, original: Callable[..., Any]) -> Callable[..., Any]
                 if graph is None or eager_flags.RUN_FUNCTIONS_EAGERLY:
                     hub.record_slow_call(frame, seconds, fn, args, kwds, None)
                     return result
-            log_append((state, seconds, graph, t0, stack))
+            log_append(new_hit((state, seconds, graph, t0, stack)))
             if len(entries) >= calllog.summarise_at:
                 hub.summarise_log()
         else:

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _tf_adapter as tfa
+from ._calllog import CallRecord, Hit, new_hit
 from .datatypes import Reason
 from .explain_xla import explain_compile, hidden_shape_reason, nested_compile_reason, taped_reason
 from .signatures import ArgLeaf, format_shape
@@ -116,8 +117,8 @@ class XlaModel:
             hub.record_slow_call(frame, seconds, fn, args, kwargs, None, xla=outcome, graph=graph)
             return
         calllog = hub.calllog
-        # the hot path's hit tuple; the start is a few microseconds late (the key was read)
-        calllog.append((state, seconds, graph, time.perf_counter() - seconds, hub.stack()))
+        # a Hit, as the hot path makes it; the start is a few microseconds late (the key was read)
+        calllog.append(new_hit((state, seconds, graph, time.perf_counter() - seconds, hub.stack())))
         if len(calllog.entries) >= calllog.summarise_at:
             hub.summarise_log()
 
@@ -279,7 +280,7 @@ def _leaves(signature_leaves: Sequence[ArgLeaf], shapes: tuple[Any, ...]) -> lis
 def judge_by_time(entries: Sequence[Any]) -> dict[int, XlaOutcome]:
     """The calls whose compilation only their time can tell, judged: list index → outcome.
 
-    Two kinds: runs of a graph that calls an XLA function with ``None`` dims (the hit tuples
+    Two kinds: runs of a graph that calls an XLA function with ``None`` dims (the Hits
     of such a graph), and calls the model marked ``maybe`` (a graph from before the watch).
     Each is compared with the other calls of its graph (:func:`estimate_hidden`).
     """
@@ -290,23 +291,20 @@ def judge_by_time(entries: Sequence[Any]) -> dict[int, XlaOutcome]:
     maybe_graphs = {
         id(e.graph)
         for e in entries
-        if type(e) is not tuple
-        and getattr(e, "xla", None) is not None
-        and e.xla.maybe
-        and e.graph is not None
+        if type(e) is CallRecord and e.xla is not None and e.xla.maybe and e.graph is not None
     }
     for i, entry in enumerate(entries):
-        if type(entry) is tuple:
-            graph = entry[2]
+        if type(entry) is Hit:
+            graph = entry.graph
             if graph is None:
                 continue
             hidden = bool(graph.xla_sites) and any(s.dynamic for s in graph.xla_sites)
             if not hidden and id(graph) not in maybe_graphs:
                 continue
-            seconds, candidate = entry[1], hidden
-        else:
-            graph = getattr(entry, "graph", None)
-            outcome = getattr(entry, "xla", None)
+            seconds, candidate = entry.seconds, hidden
+        elif type(entry) is CallRecord:
+            graph = entry.graph
+            outcome = entry.xla
             if graph is None or (id(graph) not in maybe_graphs and not graph.xla_sites):
                 continue
             if outcome is not None and not outcome.maybe:
@@ -319,6 +317,8 @@ def judge_by_time(entries: Sequence[Any]) -> dict[int, XlaOutcome]:
             if entry.traces or entry.error is not None:
                 continue
             seconds, candidate = entry.seconds, outcome is not None
+        else:
+            continue  # a HitRun: summarised hits keep no per-call time
         samples.setdefault(id(graph), []).append((seconds, candidate))
         where.setdefault(id(graph), []).append(i)
         graphs[id(graph)] = graph
@@ -326,7 +326,7 @@ def judge_by_time(entries: Sequence[Any]) -> dict[int, XlaOutcome]:
         graph = graphs[graph_id]
         for i, compiled in zip(where[graph_id], verdicts, strict=True):
             entry = entries[i]
-            if type(entry) is not tuple:
+            if type(entry) is CallRecord:
                 outcome = entry.xla
                 if outcome is not None:
                     out[i] = XlaOutcome(compiled, True, outcome.reasons if compiled else (), outcome.targets)

@@ -18,8 +18,10 @@ from typing import Any
 
 from ._aggregate import Tally, aggregate, stale_capture_hints
 from ._calllog import CallRecord, FunctionState, LiveCounters, LogEntry, WatchLog
+from ._history import HISTORY
 from ._hub import HUB as _HUB
 from ._hub import hooks_installed
+from ._xla import MEMORY as XLA_MEMORY
 from ._xla_log import LOG as XLA_LOG
 from ._xla_log import LogWindow
 from .budget import TraceBudget
@@ -30,7 +32,15 @@ from .explain import NOT_RETRACES
 from .livelog import log_folded, log_retrace_record
 from .report import TraceReport
 
-__all__ = ["NOT_RETRACES", "CallRecord", "LiveCounters", "TraceRecorder", "is_patched", "watch"]
+__all__ = [
+    "NOT_RETRACES",
+    "CallRecord",
+    "LiveCounters",
+    "TraceRecorder",
+    "is_patched",
+    "reset_recording",
+    "watch",
+]
 
 _perf = time.perf_counter
 _HUB.retrace_sink = log_retrace_record  # every watch and monitor logs retraces as they happen
@@ -43,6 +53,18 @@ def _open_xla_log() -> tuple[int, int] | None:
         return XLA_LOG.open()
     except Exception:  # fd 2 cannot be read here: the XLA count stays modelled
         return None
+
+
+def reset_recording() -> None:
+    """Forget what the recording keeps between watches: which code earlier function objects
+    traced (``new-function-object``), the XLA cache keys seen, cell labels. The one reset of the
+    recording state (tests, a lab starting afresh); only while no watch is active."""
+    with _HUB.lock:
+        if _HUB.watches:
+            raise RuntimeError("reset_recording() while a watch is active; call it between watches")
+        HISTORY.reset()
+        XLA_MEMORY.clear()
+        _HUB.labels.clear()
 
 
 def is_patched() -> bool:

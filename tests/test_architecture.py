@@ -119,6 +119,7 @@ HIDDEN_IMPORTS = {
     "tfgraph_lab/monitor.py": "checks whether IPython runs before it starts a monitor",
     "tfgraph_lab/_xla_log.py": "reads TF's compile log only when TensorFlow is imported already",
     "tfgraph_lab/_tf_adapter/rewrap.py": "the adapter: TensorFlow's module, already imported",
+    "tfgraph_lab/_tf_adapter/functions.py": "the adapter: the Keras version, when Keras is imported",
     "tfgraph_lab/keras.py": "Keras 3 or tf_keras, whichever TensorFlow uses",
     "tfgraph_lab/cli.py": "find_spec: is a -m module there, without importing it",
     "tfgraph_lab/workshop.py": "importlib.metadata: the installed version (no import)",

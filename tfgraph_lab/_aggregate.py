@@ -8,19 +8,20 @@ stale-capture check reads a function's closure through :mod:`tfgraph_lab._tf_ada
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from . import _tf_adapter as tfa
 from ._calllog import CallRecord, FunctionState, GraphState, Hit, HitRun, LogEntry
+from ._tally import count_hits, count_record, users
 from ._xla import XlaOutcome, judge_by_time
 from ._xla_counted import LoggedXla, LogWindow, XlaTotals, xla_event_fields, xla_kind
-from .counts import CountRow, Selection, Totals, mean_cached_seconds, totals
+from .counts import CountRow, mean_cached_seconds
 from .datatypes import CallRun, Event, FunctionSummary, GraphSummary, Reason
 from .suggest import suggest_fix
 
-__all__ = ["Aggregate", "Tally", "aggregate", "stale_capture_hints"]
+__all__ = ["Aggregate", "aggregate", "stale_capture_hints"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class _Acc(CountRow):
     __slots__ = ("graphs", "hits", "info", "objects", "objects_traced", "reasons", "xla")
 
     def __init__(self, info: tfa.FunctionInfo) -> None:
-        super().__init__(info.qualname, not _users(info), info.wraps)
+        super().__init__(info.qualname, not users(info), info.wraps)
         self.info = info
         self.objects: dict[int, FunctionState] = {}
         self.objects_traced: set[int] = set()
@@ -61,81 +62,6 @@ class _Acc(CountRow):
 
     def add_hits(self, graph_index: int, hits: int) -> None:
         self.hits[graph_index] = self.hits.get(graph_index, 0) + hits
-
-
-def _count_hits(row: CountRow, calls: int, seconds: float) -> None:
-    """Cache hits of one function: calls and their time."""
-    row.calls += calls
-    row.call_seconds += seconds
-
-
-def _count_record(row: CountRow, record: CallRecord) -> int:
-    """A slow-path record's counts (the one rule for the report and the live counters);
-    returns how many of its graphs are retraces (decided when they were recorded)."""
-    is_call = record.via == "call"
-    if is_call:
-        row.calls += 1
-        row.call_seconds += record.seconds
-    retraces = 0
-    if record.traces:
-        row.traces += len(record.traces)
-        row.trace_seconds += record.seconds
-        row.traced_calls += is_call
-        retraces = sum(1 for g in record.traces if g.retrace)
-        row.retraces += retraces
-        row.wasted_retraces += sum(1 for g in record.traces if g.wasted_of is not None)
-    if record.failed_trace:
-        row.failed_traces += 1
-        if not record.traces:
-            row.trace_seconds += record.seconds
-            row.traced_calls += is_call
-    if record.eager:
-        row.eager_calls += 1
-    return retraces
-
-
-def _users(info: tfa.FunctionInfo) -> bool:
-    """Whether a function is the user's: not TF's or Keras's own, or one a front end named
-    (Keras's train step in a TraceCallback: ``TraceRecorder.name_function``)."""
-    return not info.framework or bool(info.origin)
-
-
-class Tally:
-    """Counts per function object of a running watch, fed its new log entries (``live_counters``):
-    the rules of :func:`aggregate` and the same ``counts.totals``, so the numbers are the report's.
-    Names and flags are read when totalled (a function named after its first calls)."""
-
-    __slots__ = ("last_retrace", "rows")
-
-    def __init__(self) -> None:
-        self.rows: dict[int, tuple[FunctionState, CountRow]] = {}  # id(state) ->
-        # per selection: (qualname, reasons) of the latest call that retraced
-        self.last_retrace: dict[Selection, tuple[str, tuple[Reason, ...]]] = {}
-
-    def _row(self, state: FunctionState) -> CountRow:
-        slot = self.rows.get(id(state))
-        if slot is None:
-            slot = self.rows[id(state)] = (state, CountRow("", False, ""))
-        return slot[1]
-
-    def add(self, entries: Iterable[LogEntry]) -> None:
-        for entry in entries:
-            if isinstance(entry, Hit):
-                _count_hits(self._row(entry.state), 1, entry.seconds)
-            elif isinstance(entry, HitRun):
-                for state, calls, seconds in entry.states.values():
-                    _count_hits(self._row(state), calls, seconds)
-            elif _count_record(self._row(entry.state), entry) and not entry.state.info.wraps:
-                last = (entry.state.info.qualname, entry.reasons)
-                self.last_retrace[Selection.ALL] = last
-                if _users(entry.state.info):
-                    self.last_retrace[Selection.USER] = last
-
-    def totals(self, selection: Selection) -> Totals:
-        for state, row in self.rows.values():
-            info = state.info
-            row.qualname, row.framework, row.wraps = info.qualname, not _users(info), info.wraps
-        return totals([row for _, row in self.rows.values()], selection)
 
 
 def _event(
@@ -228,7 +154,7 @@ def aggregate(
     for i, entry in enumerate(entries):
         if type(entry) is HitRun:
             for state, calls, seconds in entry.states.values():
-                _count_hits(acc_for(state), calls, seconds)
+                count_hits(acc_for(state), calls, seconds)
             for graph, hits in entry.graphs.values():
                 acc = acc_for(graph.state)
                 run_gi = index_of(acc, graph)
@@ -250,7 +176,7 @@ def aggregate(
                 entry.stack,
             )
             acc = acc_for(state)
-            _count_hits(acc, 1, seconds)
+            count_hits(acc, 1, seconds)
             gi = None
             if graph is not None:
                 gi = index_of(acc, graph)
@@ -275,7 +201,7 @@ def aggregate(
         acc = acc_for(state)
         is_call = entry.via == "call"
         new_graphs = [index_of(acc, g) for g in entry.traces]
-        retraces = _count_record(acc, entry)
+        retraces = count_record(acc, entry)
         if entry.traces:
             acc.objects_traced.add(id(state))
             acc.reasons.extend(entry.reasons)
@@ -343,7 +269,7 @@ def aggregate(
             qualname=info.qualname,
             filename=info.filename,
             firstlineno=info.firstlineno,
-            framework=not _users(info),
+            framework=not users(info),
             graphs=graphs,
             function_objects=len(acc.objects),
             objects_traced=len(acc.objects_traced),

@@ -16,11 +16,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ._aggregate import Tally, aggregate, stale_capture_hints
+from ._aggregate import aggregate, stale_capture_hints
 from ._calllog import CallRecord, FunctionState, LiveCounters, LogEntry, WatchLog
 from ._history import HISTORY
 from ._hub import HUB as _HUB
 from ._hub import hooks_installed
+from ._tally import Tally
 from ._xla import MEMORY as XLA_MEMORY
 from ._xla_log import LOG as XLA_LOG
 from ._xla_log import LogWindow

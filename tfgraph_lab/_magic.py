@@ -22,6 +22,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from ._xla_log import LOG as XLA_LOG
 from .budget import TraceBudget
 from .errors import TensorFlowMissingError, TfgraphLabError, UsageProblem
 from .failures import error_text
@@ -379,8 +380,6 @@ def _start_live(recorder: Any) -> Any:
 
 
 def load(ipython: Any) -> None:
-    from ._xla_log import LOG as XLA_LOG
-
     XLA_LOG.hold()  # before `import tensorflow` only: then cells count XLA from TF's own log
     ipython.register_magics(TraceWatchMagics)
     from .monitor import resume_after_reload
@@ -389,7 +388,6 @@ def load(ipython: Any) -> None:
 
 
 def unload(ipython: Any) -> None:
-    from ._xla_log import LOG as XLA_LOG
     from .monitor import stop_for_unload
 
     XLA_LOG.release()

@@ -23,6 +23,7 @@ from typing import TextIO
 from urllib.parse import urlsplit
 
 from . import __version__
+from ._xla_log import LOG as _XLA_LOG
 from .budget import TraceBudget
 from .errors import TensorFlowMissingError, TfgraphLabError, UsageProblem, budget_message
 from .hubcheck.command import add_workshop_parser
@@ -152,9 +153,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(f"tfgraph-lab: {exc}. The script was not run.", file=sys.stderr)
         return 2
     _quiet_tensorflow()
-    from ._xla_log import LOG as XLA_LOG
-
-    XLA_LOG.prepare()  # TensorFlow's own XLA compile log, read during the watch (exact counts)
+    _XLA_LOG.prepare()  # TensorFlow's own XLA compile log, read during the watch (exact counts)
     from .livelog import stream_to_stderr
     from .recorder import TraceRecorder
 

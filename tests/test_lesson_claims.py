@@ -362,3 +362,20 @@ def test_keras_fit_traces_once_because_the_batch_dimension_is_unknown() -> None:
     assert "reduce_retracing=True" in inspect.getsource(tf_trainer.TensorFlowTrainer._make_function)
     assert "self._distribute_strategy" in inspect.getsource(trainer.Trainer._resolve_auto_jit_compile)
     assert "is_op_determinism_enabled" in inspect.getsource(trainer.model_supports_jit)
+
+
+def test_second_lazily_built_model_raises_and_model_build_cures_it() -> None:
+    """05 and the cheat sheet: a second Keras model built lazily inside one tf.function raises the
+    singleton-Variable error; model.build(input_shape) before the call makes it one retrace."""
+
+    @tf.function
+    def predict(model: Any, x: Any) -> Any:
+        return model(x)
+
+    x = tf.ones([2, 4])
+    predict(keras.Sequential([keras.layers.Dense(3)]), x)
+    with pytest.raises(ValueError, match=r"singleton tf\.Variables created on the first call"):
+        predict(keras.Sequential([keras.layers.Dense(3)]), x)
+    built = keras.Sequential([keras.layers.Dense(3)])
+    built.build((None, 4))
+    assert predict(built, x).shape == (2, 3)

@@ -168,8 +168,8 @@ except ValueError as error:                                     # shown here so 
     print("ValueError:", str(error).strip().splitlines()[-1])"""),
         md("""The error is *"tf.function only supports singleton tf.Variables created on the first call"*;
 a second Keras model whose layers are built lazily inside the function raises the same. Cures:
-build the optimizer's variables before its first call (`opt.build(variables)`), or give each
-model/optimizer pair its own `tf.function` (make the step a method of an object that owns
+build the optimizer's variables before its first call (`opt.build(variables)`) — and a second
+model's with `model.build(input_shape)` — or give each model/optimizer pair its own `tf.function` (make the step a method of an object that owns
 them, or create the `tf.function` per pair)."""),
         md("""(`opt2` is now half-built by the failed trace: start again from a fresh optimizer.)"""),
         code("""\

@@ -20,17 +20,18 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 import weakref
 from contextlib import ExitStack
 from typing import Any
 
-from .errors import TraceBudgetExceeded, UsageProblem
+from .errors import TfgraphLabError, TraceBudgetExceeded, UsageProblem
 from .keras_names import KerasNames
 from .livelog import stream_to_stderr
 from .merge import merge_reports
 from .recorder import TraceRecorder
 from .report import TraceReport
-from .tensorboard import TraceScalars
+from .tensorboard import TraceScalars, check_log_dir
 
 __all__ = ["TraceCallback"]
 
@@ -52,11 +53,63 @@ _FUNCTION_KIND = {"fit": "train", "evaluate": "test", "predict": "predict"}
 
 
 def _stop_quietly(watch: list[Any]) -> None:
-    """Finalizer: end a watch a failed call left running (Keras calls no ``on_*_end`` when
-    ``fit`` raises)."""
+    """End a watch: close each ExitStack (recorder, logging set-up, step guards). Also the
+    finalizer, for a watch nothing else ended."""
     for item in watch:
         item.close()
     watch.clear()
+
+
+class _StepGuard:
+    """Keras's step function (``model.train_function``, ``test_function``,
+    ``predict_function``) while a watched call runs: a failure inside it ends the watch before
+    the error leaves ``fit``.
+
+    Keras 3.15's ``fit``/``evaluate``/``predict`` call no callback method once they raise (no
+    ``on_*_end``, no try/finally around the loop: keras/src/backend/tensorflow/trainer.py), so
+    a callback alone cannot see the failure. Each step is looked up on the model at every
+    batch (``logs = self.train_function(iterator)``), which is where Keras spends its time and
+    where its errors come from (a wrong input shape fails the step's trace, bad data the step,
+    Ctrl-C lands in it): the callback puts this guard there for the call and puts Keras's
+    function back when the call ends or fails. A failure outside a step (another callback
+    raising) still ends the watch only at the next watched call, ``cb.close()`` or garbage
+    collection. Public attributes are the step's own."""
+
+    _tfgraph_lab_step_guard = True
+
+    def __init__(self, step: Any, on_error: Any) -> None:
+        self.__wrapped__ = step
+        self._on_error = on_error  # a WeakMethod: the model must not keep the callback alive
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        try:
+            return self.__wrapped__(*args, **kwargs)
+        except BaseException:
+            on_error = self._on_error()
+            if on_error is not None:
+                on_error()
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") and not name.startswith("__"):
+            raise AttributeError(name)  # not Trackable by duck typing: Keras tracks the step
+        return getattr(self.__wrapped__, name)
+
+
+def _guard_step(stack: ExitStack, model: Any, name: str, on_error: Any) -> None:
+    """Put a :class:`_StepGuard` on ``model.<name>`` until ``stack`` closes."""
+    step = getattr(model, name, None)
+    if step is None or getattr(type(step), "_tfgraph_lab_step_guard", False):
+        return
+    guard = _StepGuard(step, on_error)
+    setattr(model, name, guard)
+
+    def restore() -> None:
+        if getattr(model, name, None) is guard:  # Keras may have made a new one meanwhile
+            setattr(model, name, step)
+
+    stack.callback(restore)
 
 
 class TraceCallback(_Callback):  # type: ignore[misc]
@@ -85,7 +138,7 @@ class TraceCallback(_Callback):  # type: ignore[misc]
                 f"{backend!r} backend; set KERAS_BACKEND=tensorflow before importing Keras"
             )
         self.max_retraces = max_retraces
-        self.log_dir = None if log_dir is None else os.fspath(log_dir)
+        self.log_dir = None if log_dir is None else check_log_dir(log_dir, "log_dir")  # before fit
         self._depth = 0
         self._kind = ""
         self._recorder: TraceRecorder | None = None
@@ -164,6 +217,8 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         self._depth += 1
         if self._depth > 1:
             self._name_functions(kind)  # evaluate inside fit (validation): the fit's watch covers it
+            if self._open:
+                self._guard(self._open[-1], kind)
             return
         self._kind = kind
         stack = ExitStack()
@@ -178,7 +233,18 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         stack.callback(recorder.stop)
         self._recorder = recorder
         self._open.append(stack)
-        self._name_functions(kind)
+        self._name_functions(kind)  # before the guard: KerasNames reads Keras's own function
+        self._guard(stack, kind)
+
+    def _guard(self, stack: ExitStack, kind: str) -> None:
+        model = getattr(self, "model", None)
+        if model is not None:
+            _guard_step(stack, model, f"{_FUNCTION_KIND[kind]}_function", weakref.WeakMethod(self._failed))
+
+    def _failed(self) -> None:
+        """A step of the watched call raised: Keras will call no ``on_*_end``, so end here."""
+        if self._depth:
+            self._stop()
 
     def _name_functions(self, kind: str) -> None:
         """Name the model's train/test/predict functions for this call (see keras_names)."""
@@ -206,7 +272,13 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         """One TensorBoard point at the next step: steps only go forward over fit, evaluate
         and predict (TensorBoard 2.21 shows only the points after a step that went back)."""
         assert self._scalars is not None
-        self._scalars.write(report, self._tb_step)
+        try:
+            self._scalars.write(report, self._tb_step)
+        except TfgraphLabError as exc:
+            # A side channel: a write that fails (the folder went away, a full disk) warns once
+            # and stops the scalars; training goes on.
+            self._scalars = None
+            warnings.warn(f"tfgraph_lab: {exc}; no more scalars are written for this callback", stacklevel=2)
         self._tb_step += 1
 
     def _stop(self) -> None:

@@ -28,7 +28,7 @@ from ._xla_log import LogWindow
 from .budget import TraceBudget
 from .counts import Selection
 from .datatypes import Event, FunctionSummary
-from .errors import TraceBudgetExceeded, UnknownBudgetName
+from .errors import TfgraphLabError, TraceBudgetExceeded, UnknownBudgetName
 from .explain import NOT_RETRACES
 from .livelog import log_folded, log_retrace_record
 from .report import TraceReport
@@ -304,6 +304,11 @@ def watch(
     the watch (see :mod:`tfgraph_lab.tensorboard`).
     """
     recorder = TraceRecorder(max_traces, max_xla_compiles)
+    if tensorboard_dir is not None:
+        from .tensorboard import check_log_dir
+
+        tensorboard_dir = check_log_dir(tensorboard_dir, "tensorboard_dir")  # before the block runs
+    failed = False
     try:
         with recorder:
             view = _live_view(recorder) if live else None
@@ -312,11 +317,12 @@ def watch(
             finally:
                 if view is not None:
                     view.close()
+    except BaseException:
+        failed = True
+        raise
     finally:
         if tensorboard_dir is not None and recorder.started_at and not recorder.active:
-            from .tensorboard import write_watch_scalars
-
-            write_watch_scalars(recorder.report, tensorboard_dir)
+            _write_scalars(recorder.report, tensorboard_dir, failed)
     if view is not None:
         view.close(recorder.report)  # the report takes the live view's place
 
@@ -328,6 +334,19 @@ def _labels_for(
     files = {f.filename for f in functions}
     files.update(e.caller.rsplit(":", 1)[0] for e in events if e.caller)
     return {file: labels[file] for file in sorted(files) if file in labels}
+
+
+def _write_scalars(report: TraceReport, log_dir: str | os.PathLike[str], failed: bool) -> None:
+    """The watch's TensorBoard scalars. When the block raised, its exception is the one that
+    leaves the ``with``: a failed write is a warning then, never a replacement."""
+    from .tensorboard import write_watch_scalars
+
+    try:
+        write_watch_scalars(report, log_dir)
+    except TfgraphLabError as exc:
+        if not failed:
+            raise
+        warnings.warn(f"tfgraph_lab: {exc}", stacklevel=4)
 
 
 def _live_view(recorder: TraceRecorder) -> Any:

@@ -16,11 +16,12 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from .counts import Selection
+from .errors import TfgraphLabError, UsageProblem
 
 if TYPE_CHECKING:
     from .report import TraceReport
 
-__all__ = ["TAG_PREFIX", "TraceScalars", "write_watch_scalars"]
+__all__ = ["TAG_PREFIX", "TraceScalars", "check_log_dir", "write_watch_scalars"]
 
 TAG_PREFIX = "tfgraph_lab"
 
@@ -37,6 +38,18 @@ class TraceScalars:
         self.write_values(_totals(report), step)
 
     def write_values(self, values: dict[str, float], step: int) -> None:
+        """Write one point per tag; any failure (TF's NotFoundError, PermissionDeniedError, a
+        full disk) is a TfgraphLabError naming the directory."""
+        try:
+            self._write_values(values, step)
+        except Exception as exc:
+            self.close_quietly()
+            raise TfgraphLabError(
+                f"TensorBoard scalars could not be written to {self.log_dir!r}: "
+                f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+            ) from exc
+
+    def _write_values(self, values: dict[str, float], step: int) -> None:
         import tensorflow as tf
 
         if self._writer is None:
@@ -50,10 +63,41 @@ class TraceScalars:
                 )
         self._writer.flush()
 
+    def close_quietly(self) -> None:
+        """Close the writer, ignoring the errors of a directory that went away."""
+        try:
+            self.close()
+        except Exception:
+            self._writer = None
+
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+
+
+def check_log_dir(log_dir: str | os.PathLike[str], name: str) -> str:
+    """``log_dir`` as given, once it is clear TensorBoard files can be written there (checked
+    before the watch or training starts: TF's summary writer says so only at the first write,
+    as a NotFoundError). The folder may be missing (the writer creates it); what exists of its
+    path must be folders and writable. Paths with a scheme (``gs://``, ``s3://``) are TF's
+    filesystems and are left to TF."""
+    path = os.fspath(log_dir)
+    if not path:
+        raise UsageProblem(f"{name} needs a folder path, got {path!r}")
+    if "://" in path:
+        return path
+    existing = os.path.abspath(path)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise UsageProblem(
+            f"{name} {path!r} cannot hold TensorBoard logs: {existing!r} is a file, not a directory; "
+            "choose a folder path such as logs/run1"
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageProblem(f"{name} {path!r} cannot hold TensorBoard logs: {existing!r} is not writable")
+    return path
 
 
 def _scalar_metadata() -> Any:

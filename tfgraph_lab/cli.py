@@ -144,7 +144,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if not os.path.isfile(script):
             parser.error(f"no such script: {script!r}")
         script_args = args.args
-    from .output import check_writable, write_chrome_trace, write_json
+    from .output import check_writable, report_stream, write_chrome_trace, write_json
 
     try:  # before the script runs, and absolute: the script may os.chdir
         json_path = None if args.json is None else check_writable(args.json, "--json")  # '' too
@@ -206,7 +206,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     report = recorder.report
     if args.all:
         report = report.with_options(show_framework=True)
-    err = _stderr()
+    err = report_stream()
     if not args.quiet:
         print(report, file=err)
     try:
@@ -227,14 +227,6 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             print(f"tfgraph-lab: {budget_message(overruns, xla_overruns)}", file=sys.stderr)
             return EXIT_BUDGET
     return status
-
-
-def _stderr() -> TextIO:
-    """Where the report goes: stderr, even when the script closed ``sys.stderr``."""
-    for stream in (sys.stderr, sys.__stderr__):
-        if stream is not None and not stream.closed:
-            return stream
-    return open(2, "w", closefd=False)
 
 
 def _die_by_sigint(err: TextIO) -> None:

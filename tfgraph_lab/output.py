@@ -13,12 +13,22 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from typing import TextIO
 
 from .errors import TfgraphLabError
 from .report import TraceReport
 from .report_schema import first_problem
 
-__all__ = ["check_writable", "read_report", "write_chrome_trace", "write_html", "write_json", "write_text"]
+__all__ = [
+    "check_writable",
+    "read_report",
+    "report_stream",
+    "write_chrome_trace",
+    "write_html",
+    "write_json",
+    "write_text",
+]
 
 
 def write_json(report: TraceReport, path: str | os.PathLike[str]) -> str:
@@ -97,3 +107,11 @@ def read_report(path: str | os.PathLike[str]) -> TraceReport:
         return TraceReport.from_dict(data)
     except (ValueError, KeyError, TypeError, OverflowError) as exc:
         raise ValueError(f"not the shape of a report (JSON version 1): {exc!r}") from None
+
+
+def report_stream() -> TextIO:
+    """Where a command-line report goes: stderr, even when the script closed ``sys.stderr``."""
+    for stream in (sys.stderr, sys.__stderr__):
+        if stream is not None and not stream.closed:
+            return stream
+    return open(2, "w", closefd=False)  # fd 2 itself stays open

@@ -130,3 +130,13 @@ def test_a_notebooks_8th_report_shows_what_that_cell_did() -> None:
         assert sum(line.startswith("    #") for line in every.splitlines()) == 8
     finally:
         ip.run_line_magic("unload_ext", "tfgraph_lab")
+
+
+def test_compare_eager_ratio_is_said_with_the_numbers_it_comes_from() -> None:
+    from tfgraph_lab.render.compare import compare_verdict
+
+    runs = {"graph_runs": [0.423, 0.0118, 0.0119], "eager_runs": [0.0036, 0.0037, 0.0035]}
+    text = compare_verdict({"graph_seconds": 0.423, "eager_seconds": 0.0036, **runs}, 0.41, 3)
+    ratio, basis = text.split(" (", 1)
+    assert basis.startswith("median 11.9 ms vs 3.6 ms;")  # not the watched run's 423 ms
+    assert ratio == f"graph mode {11.9 / 3.6:.1f}× slower" == "graph mode 3.3× slower"

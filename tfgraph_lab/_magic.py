@@ -125,9 +125,9 @@ class TraceWatchMagics(Magics):
                 f"%%tracewatch: cannot split the flags {line!r}: {exc}; close the quotation "
                 "or quote paths with spaces, e.g. --json 'my report.json'"
             ) from None
+        if cell is None and any(w.startswith("-") for w in line.split()):  # line mode ignores them
+            raise UsageError(f"%tracewatch {line.strip()}: flags work on %%tracewatch cells only")
         if cell is None:
-            if any(w.startswith("-") for w in line.split()):  # line mode would ignore them
-                raise UsageError(f"%tracewatch {line.strip()}: flags work on %%tracewatch cells only")
             return self._line(args)
         if args.mode is not None:
             raise UsageError(

@@ -219,8 +219,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return status or 2
     if interrupted:
         _die_by_sigint(err)
-    for text in recorder.report.budget_warnings:  # a typo'd FN=N: a CI gate that is not
-        print(f"tfgraph-lab: warning: {text}", file=sys.stderr)
+    sys.stderr.writelines(f"tfgraph-lab: warning: {w}\n" for w in recorder.report.budget_warnings)
     if status == 0:
         overruns, xla_overruns = recorder.overruns()
         if overruns or xla_overruns:

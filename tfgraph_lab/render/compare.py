@@ -59,9 +59,12 @@ def compare_verdict(data: Mapping[str, Any], trace_seconds: float, traces: int) 
     if repeated and max(min(graph), min(eager)) <= min(max(graph), max(eager)):
         return f"within noise: the timings of the two modes overlap ({spread})"
     caveat = "" if repeated else " (one run each: no spread measured, so noise is not ruled out)"
+    # The ratio is said with the two numbers it is computed from (medians when repeated).
+    basis = f"median {fmt_seconds(g)} vs {fmt_seconds(e)}; " if repeated else ""
     if g <= e:
-        return f"graph mode {e / g:.1f}× faster ({spread}){caveat}"
+        return f"graph mode {e / g:.1f}× faster ({basis}{spread}){caveat}"
     ratio = f"graph mode {g / e:.1f}× slower"
+    spread = basis + spread
     # The watched (first) graph run holds the cell's tracing; compare it with eager.
     gap = graph[0] - e
     if traces and gap > 0 and trace_seconds >= _EXPLAINS * gap:

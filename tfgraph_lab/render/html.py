@@ -76,7 +76,7 @@ def render_html(report: TraceReport) -> str:
         eager_s = report.compare_eager.get("eager_seconds", 0.0)
         parts.append(
             "<h4>Graph vs eager (the same cell, run twice)</h4>"
-            "<table class='tfgl-compare'><tr><th>tf.function (graph)</th><th>eager</th><th></th></tr>"
+            "<table class='tfgl-compare'><tr><th>tf.function (graph), watched run</th><th>eager</th><th></th></tr>"
             f"<tr><td class='tfgl-num'>{fmt_seconds(graph_s)}</td>"
             f"<td class='tfgl-num'>{fmt_seconds(eager_s) if eager_s else '—'}</td>"
             f"<td>{escape(report_verdict(report))}"

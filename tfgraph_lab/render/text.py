@@ -171,7 +171,10 @@ def render_text(report: TraceReport) -> str:
         graph_s = report.compare_eager.get("graph_seconds", 0.0)
         eager_s = report.compare_eager.get("eager_seconds", 0.0)
         eager = f"{fmt_seconds(eager_s)} eagerly" if eager_s else "no eager timing"
-        lines.append(f"graph vs eager: the cell took {fmt_seconds(graph_s)} with tf.function and {eager}:")
+        lines.append(
+            f"graph vs eager: the watched run took {fmt_seconds(graph_s)} with tf.function "
+            f"(tracing included) and {eager}:"
+        )
         lines.append(f"  {report_verdict(report)}")
     return "\n".join(wrap_lines(lines))
 

@@ -379,3 +379,43 @@ def test_second_lazily_built_model_raises_and_model_build_cures_it() -> None:
     built = keras.Sequential([keras.layers.Dense(3)])
     built.build((None, 4))
     assert predict(built, x).shape == (2, 3)
+
+
+def test_tf_cond_traces_both_branches() -> None:
+    """Cheat sheet: tf.cond traces both branches, so Python side effects of either run while
+    tracing, also for the branch a call does not take."""
+    seen: list[str] = []
+
+    @tf.function
+    def branchy(x: Any, training: Any) -> Any:
+        def train() -> Any:
+            seen.append("train")
+            return x * 0.5
+
+        def evaluate() -> Any:
+            seen.append("evaluate")
+            return x
+
+        return tf.cond(training, train, evaluate)
+
+    branchy(tf.ones([2]), tf.constant(False))
+    assert sorted(seen) == ["evaluate", "train"]
+
+
+def test_run_functions_eagerly_runs_the_python_body_on_every_call() -> None:
+    """Cheat sheet: run_functions_eagerly(True) runs a tf.function as plain Python on every
+    call (print and a debugger work) and traces nothing."""
+    calls: list[int] = []
+
+    @tf.function
+    def step(x: Any) -> Any:
+        calls.append(1)
+        return x + 1
+
+    tf.config.run_functions_eagerly(True)
+    try:
+        for _ in range(3):
+            step(tf.constant(1))
+    finally:
+        tf.config.run_functions_eagerly(False)
+    assert len(calls) == 3 and count(step) == 0

@@ -520,3 +520,23 @@ def test_a_training_flag_that_reaches_keras_layers_stays_a_python_bool(layer: st
     with pytest.raises(tf.errors.OperatorNotAllowedInGraphError):
         tensor_step(XS[8], tf.constant(True))
     assert applied >= 1  # the shape fix (reduce_retracing=True) ran in both modes, at both sizes
+
+
+def test_a_training_flag_into_dense_layers_only_keeps_the_tensor_fix(monkeypatch: Any) -> None:
+    """Dense layers take a tensor training flag (Keras 3.15: 1 trace for both modes): the flag
+    fix for a plain function stays on offer, and works as printed."""
+    from tfgraph_lab import _history
+
+    monkeypatch.setattr(_history.HISTORY, "objects_per_code", {})
+    monkeypatch.setattr(_history.HISTORY, "last_graphs", {})
+    keras = pytest.importorskip("keras")
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(1)])
+    step = tf.function(_keras_step(model))
+    with tfgraph_lab.watch() as w:
+        before = [np.asarray(step(XS[8], mode)) for mode in (True, False)]
+    (reason,) = [r for e in w.report.events for r in e.reasons if r.code == "python-value-changed"]
+    (plan,) = reason.plans
+    assert plan.call == (("training", "tf.constant(training)"),) and plan.graphs == 1
+    fixed = tf.function(_keras_step(model))
+    after = [np.asarray(fixed(XS[8], tf.constant(mode))) for mode in (True, False)]
+    assert same(after, before) and fixed.experimental_get_tracing_count() == 1

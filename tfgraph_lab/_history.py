@@ -81,7 +81,7 @@ def explain_new_graph(
     flags = _python_flags(graph.signature)
     if flags and flags != state.info.python_flags:
         fn = state.ref()
-        if fn is not None and tfa.holds_keras3_layers(fn):
+        if fn is not None and tfa.needs_python_training(fn):
             state.info = replace(state.info, python_flags=flags)
     if state.info.python_flags:  # they reach Keras 3 layers: no fix makes them tensors
         reasons = [keras_flag_reason(r, state.info.python_flags, state.info.qualname) for r in reasons]

@@ -45,7 +45,7 @@ from .functions import (
     FunctionInfo,
     created_variables,
     describe_function,
-    holds_keras3_layers,
+    needs_python_training,
     scalar_captures,
 )
 from .trace_types import signature_of
@@ -85,9 +85,9 @@ __all__ = [
     "graph_fingerprint",
     "graph_signature",
     "handles",
-    "holds_keras3_layers",
     "in_save_context",
     "loaded_handles",
+    "needs_python_training",
     "probe",
     "scalar_captures",
     "scope_name",

@@ -17,7 +17,13 @@ from typing import Any
 from .._pycode import closure_functions, code_location, innermost_python_function, is_framework_file
 from .trace_types import signature_text, value_text
 
-__all__ = ["FunctionInfo", "created_variables", "describe_function", "holds_keras3_layers", "scalar_captures"]
+__all__ = [
+    "FunctionInfo",
+    "created_variables",
+    "describe_function",
+    "needs_python_training",
+    "scalar_captures",
+]
 
 
 @dataclass(frozen=True)
@@ -48,9 +54,9 @@ class FunctionInfo:
     origin: str = ""
     owner: str = ""
     role: str = ""
-    # Python bool arguments that must stay Python values: the body holds Keras 3 layers, whose
-    # training= needs a Python bool (set by _history when such a flag is seen; fixes then never
-    # make it a tensor).
+    # Python bool arguments that must stay Python values: the body holds Keras 3 layers whose
+    # training= needs a Python bool (Dropout, BatchNormalization: see needs_python_training; set
+    # by _history when such a flag is seen; fixes then never make it a tensor).
     python_flags: tuple[str, ...] = ()
 
 
@@ -269,13 +275,16 @@ def _bound_instance(python_function: Any) -> Any:
     return None
 
 
-def holds_keras3_layers(fn: Any) -> bool:
-    """Whether a tf.function's body can reach a Keras 3 layer (a model is one): through its
-    closure, the globals it names, or ``self`` and the attributes it names.
+def needs_python_training(fn: Any) -> bool:
+    """Whether a tf.function's body can reach a Keras 3 layer whose ``training=`` must be a
+    Python bool — its closure, the globals it names, or ``self`` and the attributes it names hold
+    a Keras 3 layer or model containing one.
 
-    Keras 3.15's Dropout and BatchNormalization raise OperatorNotAllowedInGraphError ("using a
-    symbolic tf.Tensor as a Python bool") on a tensor ``training=``; Keras 2.15 (tf.keras in TF
-    2.15) takes one (tf.cond inside), so only Keras 3 layers count.
+    Measured on Keras 3.15: Dropout (and the other layers of ``keras.src.layers.regularization``:
+    they branch on ``training`` in Python) and BatchNormalization raise
+    OperatorNotAllowedInGraphError ("using a symbolic tf.Tensor as a Python bool") on a tensor
+    ``training=``; a model of Dense layers takes one (1 trace for both values). Keras 2.15
+    (tf.keras in TF 2.15) takes one in Dropout and BatchNormalization too, so only Keras 3 counts.
     """
     target = innermost_python_function(getattr(fn, "_python_function", None))
     code = getattr(target, "__code__", None)
@@ -293,12 +302,21 @@ def holds_keras3_layers(fn: Any) -> bool:
     if instance is not None:
         attrs = getattr(instance, "__dict__", {})
         values += [instance, *(attrs.get(name) for name in code.co_names)]
-    return any(_is_keras3_layer(value) for value in values if value is not None)
+    return any(_needs_python_training(value) for value in values if value is not None)
 
 
-def _is_keras3_layer(value: Any) -> bool:
-    for cls in type(value).__mro__:
-        if cls.__name__ == "Layer" and cls.__module__.startswith("keras."):
-            major = str(getattr(sys.modules.get("keras"), "__version__", "0")).split(".")[0]
-            return major.isdigit() and int(major) >= 3
-    return False
+_PYTHON_TRAINING = ("keras.src.layers.regularization.", "keras.src.layers.normalization.batch_normalization")
+
+
+def _needs_python_training(value: Any) -> bool:
+    if not any(c.__name__ == "Layer" and c.__module__.startswith("keras.") for c in type(value).__mro__):
+        return False
+    major = str(getattr(sys.modules.get("keras"), "__version__", "0")).split(".")[0]
+    if not (major.isdigit() and int(major) >= 3):
+        return False
+    flatten = getattr(value, "_flatten_layers", None)  # Keras 3: the layer and its sublayers
+    try:
+        layers = list(flatten(include_self=True, recursive=True)) if callable(flatten) else [value]
+    except Exception:
+        layers = [value]
+    return any(type(layer).__module__.startswith(_PYTHON_TRAINING) for layer in layers)

@@ -210,6 +210,11 @@ def _write_dist_info(site: Path, name: str, version: str, text: str) -> None:
     (info / "INSTALLER").write_text("pip\n", encoding="utf-8")
 
 
+# One resolution's limit, below pytest's 600 s; the tests that resolve from the index several
+# times raise their own pytest limit above their calls' sum (timeout marks below).
+PIP_SECONDS = 500
+
+
 def pip_dry_run(python: Path, targets: list[str], report: Path, *options: str) -> dict[str, str]:
     """``{name: version}`` that ``pip install`` would install into ``python``'s environment."""
     done = subprocess.run(
@@ -230,7 +235,7 @@ def pip_dry_run(python: Path, targets: list[str], report: Path, *options: str) -
         ],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=PIP_SECONDS,
         check=False,
         cwd=report.parent,
         env=_pip_env(),
@@ -323,6 +328,7 @@ def _wanted() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(PIP_SECONDS + 300)
 def test_real_project_over_this_environments_real_tensorflow_adds_none(tmp_path: Path) -> None:
     """This environment holds a real TensorFlow distribution with its real requirements."""
     _wanted()
@@ -336,6 +342,7 @@ def test_real_project_over_this_environments_real_tensorflow_adds_none(tmp_path:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(4 * PIP_SECONDS)  # up to three resolutions from the index
 @pytest.mark.skipif(sys.platform != "linux", reason="stand-in paths are those of a Linux venv")
 def test_real_project_from_the_index_over_a_stand_in_tensorflow_adds_none(tmp_path: Path) -> None:
     """The Colab case, resolved for real: a fresh environment holding only ``tensorflow``."""

@@ -21,6 +21,7 @@ WANTED = os.environ.get("CI") == "true" or os.environ.get("TFGL_OLDEST_TF") == "
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2700)  # above the script's own 2400 s: its output, not a thread dump
 @pytest.mark.skipif(not WANTED, reason="installs TensorFlow 2.15: set TFGL_OLDEST_TF=1 (CI runs it)")
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="TensorFlow 2.15 has wheels for Python ≤ 3.11 only")
 def test_core_tests_pass_on_the_oldest_supported_tensorflow() -> None:

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=540
     )
 
 

@@ -308,7 +308,7 @@ def test_no_network_access_at_run_time(tmp_path: Path) -> None:
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, *args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600
+            [sys.executable, *args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=540
         )
 
     cell = run("cell.py")

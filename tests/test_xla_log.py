@@ -157,7 +157,7 @@ def _tf_log(stderr: str) -> Counter[str]:
 
 
 def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=cwd, timeout=900)
+    done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=cwd, timeout=540)  # below pytest's 600 s
     assert done.returncode == 0, done.stderr[-4000:]
     return done
 

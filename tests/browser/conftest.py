@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _page import KERNEL_IDLE, wait_until
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -55,13 +56,6 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-KERNEL_IDLE = (
-    "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-    " const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;"
-    " return k && k.status === 'idle'; }"
-)
-
-
 @dataclass
 class LabServer:
     url: str
@@ -78,8 +72,24 @@ class LabServer:
     def open_notebook(self, page: Any, name: str, timeout_ms: float = 60_000, app: str = "lab") -> None:
         """Open ``name`` in JupyterLab (or Notebook 7: ``app="notebook"``) and wait until its
         kernel is idle."""
-        page.goto(self.notebook_url(name, app))
-        page.wait_for_function(KERNEL_IDLE, timeout=timeout_ms)
+        page.goto(self.notebook_url(name, app), timeout=timeout_ms)
+        wait_until(page, KERNEL_IDLE, timeout_ms / 1000, f"the kernel of {name} to be idle")
+
+    def shutdown_kernels(self) -> None:
+        """Shut every kernel of this server down (each test starts its own)."""
+        headers = {"Authorization": f"token {self.token}"}
+        try:
+            with urllib.request.urlopen(
+                urllib.request.Request(f"{self.url}/api/kernels", headers=headers), timeout=10
+            ) as r:
+                kernels = json.load(r)
+            for k in kernels:
+                request = urllib.request.Request(
+                    f"{self.url}/api/kernels/{k['id']}", method="DELETE", headers=headers
+                )
+                urllib.request.urlopen(request, timeout=30).close()
+        except OSError:
+            pass  # the server is gone: its kernels with it
 
     def write_notebook(self, name: str, cells: list[str]) -> None:
         import nbformat
@@ -170,10 +180,12 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
+def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1400, "height": 1900})
     pg = context.new_page()
     try:
         yield pg
     finally:
         context.close()
+        if "lab_server" in request.fixturenames:  # no kernel outlives its test
+            request.getfixturevalue("lab_server").shutdown_kernels()

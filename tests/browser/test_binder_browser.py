@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _page import NOTEBOOK_STATE, run_command, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -236,42 +237,27 @@ def test_voila_app_renders_labs_without_code(tab: Any, tmp_path: Path, lessons_r
         server.stop()
 
 
-NOTEBOOK_STATE = """() => {
-  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  if (!w || !w.content || !w.content.model || !w.sessionContext) return null;
-  const kernel = w.sessionContext.session && w.sessionContext.session.kernel;
-  const cells = [];
-  const model = w.content.model;
-  for (let i = 0; i < model.cells.length; i++) {
-    const c = model.cells.get(i);
-    if (c.type !== 'code') continue;
-    const errors = c.outputs.toJSON().filter((o) => o.output_type === 'error')
-      .map((o) => o.ename + ': ' + o.evalue);
-    cells.push({count: c.executionCount, tags: c.getMetadata('tags') || [], errors: errors});
-  }
-  return {status: kernel ? kernel.status : null, path: w.context.path, cells: cells};
-}"""
-
-
 def _open_in_lab(page: Any, server: Server, name: str) -> None:
     page.goto(f"{server.url}/lab/tree/lessons/{name}?token={server.token}", timeout=60_000)
-    page.wait_for_function(
-        f"() => {{ const s = ({NOTEBOOK_STATE})(); return s && s.status === 'idle'; }}", timeout=90_000
-    )
+    idle = f"() => {{ const s = ({NOTEBOOK_STATE})(); return s && s.status === 'idle'; }}"
+    wait_until(page, idle, 90, f"{name} to open with an idle kernel")
 
 
 def _run_all(page: Any, timeout_s: float) -> dict[str, Any]:
     # A lesson saved with outputs has execution counts: clear them so "all counted" means "all ran".
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
-    cleared = page.evaluate(NOTEBOOK_STATE)
-    assert all(c["count"] is None for c in cleared["cells"]), cleared
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    page.wait_for_function(
+    run_command(page, "notebook:clear-all-cell-outputs")
+    cleared_js = (
+        f"() => {{ const s = ({NOTEBOOK_STATE})(); return s && s.cells.every((c) => c.count === null); }}"
+    )
+    wait_until(page, cleared_js, 30, "outputs to clear")
+    run_command(page, "notebook:run-all-cells")  # not awaited: polled below with a deadline
+    wait_until(
+        page,
         f"() => {{ const s = ({NOTEBOOK_STATE})(); return s && s.status === 'idle' &&"
         " s.cells.every((c) => c.count !== null || c.errors.length > 0) ||"
         " (s && s.cells.some((c) => c.errors.length > 0 && !c.tags.includes('raises-exception'))); }",
-        timeout=timeout_s * 1000,
-        polling=250,
+        timeout_s,
+        "run-all to finish",
     )
     state: dict[str, Any] = page.evaluate(NOTEBOOK_STATE)
     return state

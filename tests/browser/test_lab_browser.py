@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _page import run_command
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -41,17 +42,13 @@ CLICK_TO_DOM = """([button, selector]) => new Promise((resolve) => {
 
 def _open_and_run(page: Any, server: Any, name: str) -> None:
     server.open_notebook(page, name)
-    page.evaluate(
-        "async () => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = 0;"
-        " await window.jupyterapp.commands.execute('notebook:run-cell'); }"
-    )
+    page.evaluate("() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 0; }")
+    run_command(page, "notebook:run-cell")  # not awaited: the test waits for what it shows
 
 
 def _run_check_cell(page: Any) -> str:
-    page.evaluate(
-        "async () => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = 1;"
-        " await window.jupyterapp.commands.execute('notebook:run-cell'); }"
-    )
+    page.evaluate("() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 1; }")
+    run_command(page, "notebook:run-cell")
     out = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea-output")
     out.first.wait_for(timeout=30_000)
     return str(out.first.inner_text())
@@ -99,7 +96,7 @@ def test_retrace_lab_in_jupyterlab(lab_server: Any, page: Any, artifacts: Path) 
     match = re.search(r"TF count: (\d+)", text)
     assert match is not None, text
     assert int(match.group(1)) == int(count.inner_text()) == rows.count() == 2
-    page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
+    run_command(page, "application:toggle-left-area")
     page.locator(".tfgl-retrace-lab").scroll_into_view_if_needed()
     page.locator(".tfgl-retrace-lab").screenshot(path=str(artifacts / "retrace_lab.png"))
     page.screenshot(path=str(artifacts / "retrace_lab_page.png"), full_page=True)

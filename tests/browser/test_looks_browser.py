@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from _contrast import AA, worst
+from _page import KERNEL_IDLE, run_command, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -56,18 +57,13 @@ IN_DOCS = {
 
 
 def _kernel_idle(page: Any) -> None:
-    page.wait_for_function(
-        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-        " const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;"
-        " return k && k.status === 'idle'; }",
-        timeout=90_000,
-    )
+    wait_until(page, KERNEL_IDLE, 90, "the kernel to be idle")
 
 
 def _run_all(page: Any) -> None:
     from playwright.sync_api import expect
 
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    run_command(page, "notebook:run-all-cells")
     expect(page.locator(REPORT).first).to_be_visible(timeout=120_000)
     expect(page.locator(f"{LAB_ROOT} .tfgl-trace-count .tfgl-value")).to_have_text("0", timeout=60_000)
 
@@ -123,7 +119,7 @@ def lab_page(browser: Any, lab_server: Any) -> Iterator[Any]:
 
 
 def _set_theme(page: Any, theme: str) -> None:
-    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{theme}'}})")
+    run_command(page, "apputils:change-theme", {"theme": theme})
     # Wait for the theme's own variables, not only its body attribute: its CSS loads after.
     layout0 = "white" if "Light" in theme else "#111"
     page.wait_for_function(
@@ -217,8 +213,8 @@ def test_jupyterlab_dark(lab_page: Any, artifacts_dir: Path) -> None:
 
 def _saved_outputs(page: Any, lab_server: Any) -> dict[str, Any]:
     """Save the notebook from JupyterLab and read it back with its outputs."""
-    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
+    run_command(page, "docmanager:save")
+    wait_until(page, "() => !window.jupyterapp.shell.currentWidget.context.model.dirty", 30, "the save")
     data: dict[str, Any] = json.loads((lab_server.root / "looks.ipynb").read_text())
     return data
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _page import run_command
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -46,7 +47,7 @@ for epoch in range(3):
 
 def _run_all(page: Any, server: Any, name: str) -> None:
     server.open_notebook(page, name)
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    run_command(page, "notebook:run-all-cells")  # not awaited: the test waits for the report
 
 
 def test_tracewatch_report_renders_in_jupyterlab(lab_server: Any, page: Any, artifacts: Path) -> None:

@@ -143,12 +143,41 @@ ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
 
 
 def test_the_architecture_page_places_every_module() -> None:
+    """Each module has its row in the page's module table (what it holds, what it must not
+    import), each row names a module that exists, and each is in a layer of the diagram."""
+    import re
+
     page = ARCHITECTURE.read_text(encoding="utf-8")
     package = ROOT / "tfgraph_lab"
-    names = [p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")]
-    names += [p.name for p in package.iterdir() if (p / "__init__.py").exists()]
-    missing = [name for name in sorted(names) if name not in page]
-    assert not missing, f"docs/ARCHITECTURE.md does not place {missing}"
+    modules = {f"{p.stem}.py" for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")}
+    modules |= {f"{p.name}/" for p in package.iterdir() if (p / "__init__.py").exists()}
+    table = page.split("| module | holds | must not import |", 1)[1].split("\n\n", 1)[0]
+    rows = set(re.findall(r"^\| `([\w/]+(?:\.py|/))` \|", table, flags=re.M))
+    assert not modules - rows, f"docs/ARCHITECTURE.md has no row for {sorted(modules - rows)}"
+    assert not rows - modules, f"docs/ARCHITECTURE.md has rows for no module: {sorted(rows - modules)}"
+    diagram = page.split("```", 2)[1]
+    unplaced = [
+        m
+        for m in sorted(modules)
+        if not re.search(rf"\b{re.escape(m.rstrip('/').removesuffix('.py'))}\b", diagram)
+    ]
+    assert not unplaced, f"the layer diagram does not place {unplaced}"
+
+
+def test_a_merged_report_keeps_its_processes_through_its_json() -> None:
+    from tfgraph_lab.merge import merge_reports
+    from tfgraph_lab.report import TraceReport
+
+    merged = merge_reports([("a.json", TraceReport()), ("b.json", TraceReport())]).to_dict()
+    back = TraceReport.from_dict(merged).to_dict()
+    assert (
+        back["processes"]
+        == merged["processes"]
+        == [
+            {"name": "a.json", "functions": []},
+            {"name": "b.json", "functions": []},
+        ]
+    )
 
 
 def test_the_reason_code_table_lists_the_codes_explain_gives() -> None:

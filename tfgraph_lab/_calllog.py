@@ -7,7 +7,7 @@
   :class:`ThreadStack`, which names the thread), built only by :data:`new_hit`; everything else (a
   call that traced, raised or ran eagerly, or a trace made without a call) is a
   :class:`CallRecord`;
-* :class:`CallLog` — the shared, append-only list of those entries. Past a budget, runs of
+* :class:`CallLog` — the shared list of those entries, appended to. Past a budget, runs of
   consecutive hits are summarised into :class:`HitRun` entries of up to ``BLOCK`` calls each:
   exact counts, time and per-graph hits are kept; the per-call detail is not. Records of traces
   are never summarised, so every retrace stays explained. Positions are *logical*
@@ -15,8 +15,9 @@
 * :class:`LiveCounters` — running totals for live displays;
 * :class:`WatchLog` — one watch's view of the shared log (where it began, what came since).
 
-Writers: the hub and its hooks (:mod:`tfgraph_lab._hub`, :mod:`tfgraph_lab._hooks`). The one
-reader: :mod:`tfgraph_lab._aggregate`. Plain Python: imports no TensorFlow, no IPython; holds no
+Writers: the hub and its hooks (:mod:`tfgraph_lab._hub`, :mod:`tfgraph_lab._hooks`, and
+:mod:`tfgraph_lab._xla` for calls under XLA). Readers: :mod:`tfgraph_lab._tally` (the counting
+rule of each entry), :mod:`tfgraph_lab._aggregate` (the report) and ``_xla.judge_by_time``. Plain Python: imports no TensorFlow, no IPython; holds no
 strong reference to a user argument, a ``Function`` or a concrete function.
 """
 
@@ -248,7 +249,7 @@ class HitRun:
 
 
 class CallLog:
-    """An append-only list of entries that summarises old cache hits when it grows."""
+    """The shared list of entries: appended to, old cache hits summarised in place as it grows."""
 
     def __init__(self) -> None:
         self.entries: list[Any] = []

@@ -4,7 +4,7 @@ XLA (``jit_compile=True``) keeps one executable per graph, per device and per *c
 shape: a ``None`` dimension in an ``input_signature`` stops the retrace, never the compilation.
 Input is plain data: the call's tensors as :class:`~tfgraph_lab.signatures.ArgLeaf` (path, dtype,
 concrete shape) for this compilation and for the one before it on the same graph. Output is
-:class:`~tfgraph_lab.records.Reason` objects with stable codes. No TensorFlow, no IPython.
+:class:`~tfgraph_lab.datatypes.Reason` objects with stable codes. No TensorFlow, no IPython.
 """
 
 from __future__ import annotations

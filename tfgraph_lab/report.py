@@ -48,6 +48,8 @@ class TraceReport:
     # {filename: "In [3]"}: notebook cells, named when the calls were recorded (renderers read
     # these, never a running IPython, so the JSON read in another process names them alike)
     labels: Mapping[str, str] = field(default_factory=dict)
+    # a merged report's per-process breakdown, as its JSON holds it (see merge.MergedReport)
+    processes: tuple[Mapping[str, Any], ...] = ()
 
     def with_options(self, **changes: Any) -> TraceReport:
         """A copy with some fields changed (e.g. ``show_framework=True``)."""
@@ -213,6 +215,7 @@ class TraceReport:
             "warnings": list(self.warnings),
             **({"compare_eager": self.compare_eager} if self.compare_eager else {}),
             **({"labels": dict(self.labels)} if self.labels else {}),
+            **({"processes": [dict(p) for p in self.processes]} if self.processes else {}),
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -246,6 +249,7 @@ class TraceReport:
             compare_eager=data.get("compare_eager"),
             runs=tuple(CallRun.from_dict(r) for r in data.get("summarised_runs", [])),
             labels={str(k): str(v) for k, v in (data.get("labels") or {}).items()},
+            processes=tuple(data.get("processes") or ()),
         )
 
     @classmethod

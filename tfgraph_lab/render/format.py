@@ -7,9 +7,22 @@ the calls were recorded): nothing here asks a running IPython.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 
-__all__ = ["fmt_count", "fmt_seconds", "place", "plural", "short_path"]
+__all__ = ["fmt_count", "fmt_seconds", "place", "plural", "short_path", "visible"]
+
+# Characters that change how text around them reads without showing themselves: bidirectional
+# embeddings, overrides and isolates (a name can read backwards: "Trojan Source",
+# CVE-2021-42574), marks, and zero-width characters (two names that look the same differ).
+_INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def visible(text: str) -> str:
+    """``text`` with every invisible or direction-changing character written as Python's repr
+    writes it (``\\u202e``), so a rendered name shows what it holds. Renderings only: the
+    report's data and JSON keep names verbatim."""
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def short_path(path: str, labels: Mapping[str, str] | None = None) -> str:

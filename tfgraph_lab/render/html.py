@@ -19,7 +19,7 @@ from ..fixes import code_name
 from .blocks import stat_html, stats_html
 from .chart import chart_html
 from .compare import report_verdict
-from .format import fmt_seconds, place, plural, short_path
+from .format import fmt_seconds, place, plural, short_path, visible
 from .reasons import failure_html, reasons_html
 from .style import style_tag
 from .text import (
@@ -41,6 +41,11 @@ __all__ = ["render_html"]
 
 
 def render_html(report: TraceReport) -> str:
+    """The report as HTML; invisible characters in names shown (``visible``)."""
+    return visible(_render_html(report))
+
+
+def _render_html(report: TraceReport) -> str:
     parts = [f"<div class='tfgl tfgl-report'>{style_tag()}"]
     parts.append(_headline(report))
     parts += [f"<div class='tfgl-notice'>{escape(n)}</div>" for n in notices(report)]

@@ -10,7 +10,7 @@ import os
 from html import escape
 from typing import TYPE_CHECKING
 
-from .format import fmt_seconds
+from .format import fmt_seconds, visible
 from .html import render_html
 from .style import ROOT, style_tag
 
@@ -80,7 +80,7 @@ def render_breakdown_html(merged: MergedReport, show_framework: bool = False) ->
 def render_page(report: TraceReport, title: str, merged: MergedReport | None = None) -> str:
     """One standalone HTML page: needs no network and no JavaScript."""
     breakdown = "" if merged is None else render_breakdown_html(merged, report.show_framework)
-    return (
+    return visible(
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{escape(title)}</title></head>\n<body style='margin:16px'>\n"

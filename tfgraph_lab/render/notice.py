@@ -9,6 +9,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..explain import NOT_RETRACES
+from .format import visible
 from .style import style_tag
 from .text import cost_text
 
@@ -41,7 +42,7 @@ class RetraceNotice:
         rows = self.lines()
         head = f"tracewatch: {len(rows)} retrace{'s' if len(rows) != 1 else ''} in this cell"
         body = [f"  {fn} — {why}\n    fix: {fix}\n    cost: {cost}" for fn, why, fix, cost in rows]
-        return "\n".join([head, *body])
+        return visible("\n".join([head, *body]))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         rows = "".join(
@@ -53,4 +54,4 @@ class RetraceNotice:
             f"<div class='tfgl tfgl-monitor-notice'>{style_tag()}"
             f"<b>tracewatch</b>: this cell retraced<ul>{rows}</ul></div>"
         )
-        return {"text/plain": str(self), "text/html": html}
+        return {"text/plain": str(self), "text/html": visible(html)}

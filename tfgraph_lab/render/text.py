@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..datatypes import Event, FunctionSummary, GraphSummary
 from ..fixes import code_name
 from .compare import report_verdict
-from .format import fmt_seconds, place, plural, short_path
+from .format import fmt_seconds, place, plural, short_path, visible
 from .reasons import reason_lines
 from .xla import xla_headline, xla_lines, xla_row_note
 
@@ -98,6 +98,11 @@ def _where(fn: FunctionSummary, labels: Mapping[str, str]) -> str:
 
 
 def render_text(report: TraceReport) -> str:
+    """The report as terminal text; invisible characters in names shown (``visible``)."""
+    return visible(_render_text(report))
+
+
+def _render_text(report: TraceReport) -> str:
     lines = ["tracewatch · " + headline(report)]
     lines += ["! " + n for n in notices(report)]
     shown = report.shown_functions

@@ -13,7 +13,7 @@ import ipywidgets as W
 
 from ..datatypes import Event, FunctionSummary
 from ..render.blocks import count_html, table_html
-from ..render.format import fmt_seconds
+from ..render.format import fmt_seconds, visible
 from ..render.html import render_html
 from ..render.reasons import failure_html, reasons_html
 from ..render.style import ROOT, style_tag
@@ -32,7 +32,10 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
     def __init__(self, report: Any, **kwargs: Any) -> None:
         self.report = report
         names = [f.qualname for f in report.functions]
-        self.function = W.Dropdown(options=[ALL, *names], value=ALL, description="function")
+        # shown with invisible characters made visible; the value stays the real name
+        self.function = W.Dropdown(
+            options=[(ALL, ALL), *[(visible(n), n) for n in names]], value=ALL, description="function"
+        )
         self.traced_only = W.Checkbox(value=False, description="only calls that traced", indent=False)
         self.calls = W.Select(options=[], rows=12, layout=W.Layout(width="380px"))
         self.detail = W.HTML()
@@ -72,7 +75,7 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
             if (e.qualname, e.filename) in keys and (e.traced or e.failed_trace or not self.traced_only.value)
         ]
         self._events = events[:MAX_OPTIONS]
-        options = [(_label(e), i) for i, e in enumerate(self._events)]
+        options = [(visible(_label(e)), i) for i, e in enumerate(self._events)]
         self.calls.options = options
         more = f" (first {MAX_OPTIONS:,} listed)" if len(events) > MAX_OPTIONS else ""
         self.summary.value = (
@@ -102,7 +105,7 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
             ),
             None,
         )
-        self.detail.value = _event_html(event, fn)
+        self.detail.value = visible(_event_html(event, fn))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """Beside the widget view, the report itself as text and HTML: static pages (untrusted

@@ -344,3 +344,30 @@ def test_outputs_compared(before: Any, after: Any, expected: str) -> None:
     where = ("f", "x.py", 1)
     outcome, _ = tryfix._compare(tryfix.Outputs(before), tryfix.Outputs(after), where, "f")
     assert outcome == expected
+
+
+LESSON_04 = """\
+@tf.function
+def encode_by_try_fix(batch):
+    return tf.nn.relu(tf.matmul(batch, weights))
+
+for epoch in range(3):
+    for batch in dataset:
+        encode_by_try_fix(batch)
+"""
+
+
+def test_the_lesson_04_cell(shell: Any, trials: list[FixTrial]) -> None:
+    """04 ('Check a fix on your own cell'): --try-fix applies the input_signature the learner
+    wrote by hand above it: 2 traces → 1, the same results, encode_by_try_fix as it was."""
+    shell.run_cell(
+        "features = tf.reshape(tf.range(100 * 128, dtype=tf.float32) % 13.0, [100, 128])\n"
+        "weights = tf.ones([128, 16]) / 128.0\n"
+        "dataset = tf.data.Dataset.from_tensor_slices(features).batch(32)\n"
+    )
+    trial = try_cell(shell, trials, LESSON_04)
+    assert trial.plan is not None
+    assert trial.plan.decorator == "input_signature=[tf.TensorSpec([None, 128], tf.float32)]"
+    assert trial.verdict == "works" and trial.outputs == "equal", str(trial)
+    assert trial.after is not None and (trial.before.traces, trial.after.traces) == (2, 1)
+    assert shell.ev("encode_by_try_fix.input_signature") is None

@@ -723,6 +723,27 @@ try:
     encode_any_batch(tf.ones([4, 64]))   # 64 features: does not match [None, 128]
 except TypeError as error:               # shown here so that Run All goes on
     print("TypeError:", str(error).split(". Received")[0])"""),
+        md("""### Check a fix on your own cell: `%%tracewatch --try-fix`
+
+You applied the `input_signature` by hand. `--try-fix` runs that experiment for you on any
+cell: it runs the cell as written, then — when a function retraced and the report's first fix
+is a change to the decorator — runs the cell **a second time** with that fix applied (your
+function and names are restored afterwards), and shows traces, times and outputs before →
+after. A fresh copy of `encode` (the first one's cache holds both shapes already):"""),
+        code("""\
+%%tracewatch -q --try-fix
+@tf.function
+def encode_by_try_fix(batch):
+    return tf.nn.relu(tf.matmul(batch, weights))
+
+for epoch in range(3):
+    for batch in dataset:
+        encode_by_try_fix(batch)"""),
+        md("""The same cure you wrote, measured on this cell: fewer traces, and `allclose` says every
+result is unchanged. The cell ran twice: on a cell with side effects (training a model in place,
+writing files) they happen twice. A fix that raises, changes the outputs or saves nothing is
+reported as exactly that; a fix that changes the calls (`tf.constant(lr)`, lesson 03) is shown,
+never applied behind your back."""),
         md("""## Cure 2: `reduce_retracing=True`
 
 Without writing a signature, `reduce_retracing=True` lets TensorFlow generalise: after a

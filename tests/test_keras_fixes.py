@@ -131,3 +131,20 @@ def test_recompiling_to_change_the_learning_rate_and_the_assign_fix() -> None:
     fixed.fit(X, Y, batch_size=32, verbose=0)
     assert float(fixed.optimizer.learning_rate.numpy()) == pytest.approx(1e-4)
     assert traces(fixed, "train") == before  # no new function, no new trace
+
+
+def test_xla_compiles_of_keras_steps_get_keras_level_fixes() -> None:
+    def xla_rows(jit: bool, padded: bool) -> tuple[dict[str, int], list[str]]:
+        m, cb = model(jit_compile=jit), TraceCallback()
+        for n in (10, 37, 64):
+            x = np.pad(X[:n], [(0, -n % 32), (0, 0)]) if padded else X[:n]
+            m.predict(x, verbose=0, callbacks=[cb])
+        fixes = [r.fix for e in cb.report.events for r in e.xla_reasons or () if r.fix]
+        return {f.qualname: f.xla_compiles for f in cb.report.shown_functions if f.xla_compiles}, fixes
+
+    compiles, fixes = xla_rows(True, False)
+    assert compiles["predict step (XLA)"] >= 2 and fixes  # TF's compile log: 3 (one per size)
+    assert all("model.compile(..., jit_compile=False)" in fix and "pad x" in fix for fix in fixes)
+    assert not any("@tf.function" in fix or "input_signature" in fix for fix in fixes)
+    assert xla_rows(True, True)[0] == {"predict step (XLA)": 1}  # padded: one size, one compile
+    assert xla_rows(False, False)[0] == {}  # jit_compile=False: no XLA

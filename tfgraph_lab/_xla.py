@@ -40,6 +40,7 @@ from . import _tf_adapter as tfa
 from ._calllog import CallRecord, Hit, new_hit
 from .datatypes import Reason
 from .explain_xla import explain_compile, hidden_shape_reason, nested_compile_reason, taped_reason
+from .keras_fixes import keras_xla_reason
 from .signatures import ArgLeaf, format_shape
 
 if TYPE_CHECKING:
@@ -81,6 +82,8 @@ class XlaOutcome:
     def __init__(self, compiled: bool, maybe: bool, reasons: tuple[Reason, ...], targets: list[Any]):
         self.compiled = compiled
         self.maybe = maybe  # uncertain: decided from the call time when the report is built
+        if any(t.info.role for t in targets):  # Keras's step (jit_compile): Keras-level fixes
+            reasons = tuple(keras_xla_reason(r) for r in reasons)
         self.reasons = reasons
         self.targets = targets  # FunctionStates whose graphs compiled (nested: the inner one)
         self.reference: float | None = None  # a cached call's time seen in an earlier watch

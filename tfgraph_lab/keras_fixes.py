@@ -30,7 +30,7 @@ from dataclasses import replace
 
 from .datatypes import Reason
 
-__all__ = ["flag_suggestion", "keras_flag_reason", "keras_reason", "keras_suggestion"]
+__all__ = ["flag_suggestion", "keras_flag_reason", "keras_reason", "keras_suggestion", "keras_xla_reason"]
 
 _SHAPE = ("shape-changed", "rank-changed")
 _STEP = {"train": "train function", "test": "test function", "predict": "predict function"}
@@ -85,6 +85,23 @@ def keras_reason(reason: Reason, role: str, generalised: bool) -> Reason:
             "or tensors (Keras's function cannot be changed; what you pass can)"
         )
     return replace(reason, fix=fix, plans=())
+
+
+def keras_xla_reason(reason: Reason) -> Reason:
+    """An XLA compilation of Keras's step (``compile(jit_compile=True)``): XLA compiles once per
+    concrete batch size, which reduce_retracing's ``None`` does not stop. Measured on Keras 3.15
+    with TF's compile log (``TF_CPP_VMODULE=device_compiler=2``): predict on lengths 10, 37 and
+    64 compiles its XLA step 3×, padded to multiples of 32 once, with ``jit_compile=False``
+    never."""
+    if reason.code not in ("shape-changed", "rank-changed", "hidden-shape"):
+        return reason
+    return replace(
+        reason,
+        fix="give Keras batches of one size (predict: pad x to a multiple of batch_size and drop "
+        "the extra rows; fit: batch every dataset at one size with drop_remainder=True), or, "
+        "where sizes must vary, compile without XLA: model.compile(..., jit_compile=False)",
+        plans=(),
+    )
 
 
 def keras_suggestion(role: str, reasons: Sequence[Reason], generalised: bool) -> str | None:

@@ -140,3 +140,26 @@ def test_compare_eager_ratio_is_said_with_the_numbers_it_comes_from() -> None:
     ratio, basis = text.split(" (", 1)
     assert basis.startswith("median 11.9 ms vs 3.6 ms;")  # not the watched run's 423 ms
     assert ratio == f"graph mode {11.9 / 3.6:.1f}× slower" == "graph mode 3.3× slower"
+
+
+def test_a_fix_for_one_argument_counts_what_it_saves_checked_under_tensorflow() -> None:
+    def body(x, lr, training):  # type: ignore[no-untyped-def]
+        return x * lr + (1.0 if training else 0.0)
+
+    calls = [(0.1, True), (0.05, True), (0.025, True), (0.025, False)]
+    watched = tf.function(body)
+    with tfgraph_lab.watch() as w:
+        for lr, training in calls:
+            watched(tf.ones([2]), lr, training)
+    (reason,) = [r for e in w.report.events for r in e.reasons if r.argument == "training"]
+    plan = reason.plans[0]
+    assert plan.call == (("training", "tf.constant(training)"),)
+    assert (
+        plan.promise.startswith("1 fewer graph: 3 graphs for the calls seen")
+        and "instead of 4" in plan.promise
+    )
+    fixed = tf.function(body)
+    for lr, training in calls:  # the fix applied, as printed
+        fixed(tf.ones([2]), lr, tf.constant(training))
+    assert watched.experimental_get_tracing_count() == 4  # "instead of 4"
+    assert fixed.experimental_get_tracing_count() == plan.graphs == 3  # "3 graphs": 1 fewer

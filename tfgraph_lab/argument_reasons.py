@@ -127,7 +127,7 @@ def type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Sign
                 as_tensor,
                 promise="",
             )
-            plan = _promised(plan, "graph for the calls seen: one kind, one dtype")
+            plan = _promised(plan, "graph for the calls seen: one kind, one dtype", history)
             plans = (plan,)
             fix = f"pass `{path}` as the same kind on every call, always a {dtype} tensor: {plan.text(name)}"
     else:
@@ -143,10 +143,12 @@ def type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Sign
     )
 
 
-def _promised(plan: FixPlan, what: str) -> FixPlan:
-    graphs = plan.graphs
-    words = what.replace("graph", "graphs", 1) if graphs != 1 else what
-    return FixPlan(plan.decorator, plan.call, plan.hoist, graphs, f"{graphs} {words}", plan.trade, plan.note)
+def _promised(plan: FixPlan, what: str, history: Sequence[Signature] = ()) -> FixPlan:
+    graphs, saved = plan.graphs, len({sig.leaves for sig in history}) - plan.graphs if history else 0
+    promise = f"{graphs} {what.replace('graph', 'graphs', 1) if graphs != 1 else what}"
+    if saved > 0:  # what the change itself saves: other arguments may still make graphs
+        promise = f"{saved} fewer graph{'s' if saved != 1 else ''}: {promise} instead of {graphs + saved}"
+    return FixPlan(plan.decorator, plan.call, plan.hoist, graphs, promise, plan.trade, plan.note)
 
 
 def python_value_changed(
@@ -172,6 +174,7 @@ def python_value_changed(
         plan = _promised(
             call_plan(history, {path: f"tf.constant({path})"}, as_tensor, promise="", trade=trade),
             "graph for the calls seen, whatever the value",
+            history,
         )
         plans = (plan,)
     if kind == "bool":

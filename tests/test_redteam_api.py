@@ -62,3 +62,75 @@ def test_the_explorer_widget_shows_them(sneaky_report: Any) -> None:
     _visible(" ".join(label for label, _ in explorer.calls.options))
     explorer.function.value = SNEAKY  # the filter still selects by the real name
     assert len(explorer.calls.options) == 2
+
+
+# ------------------------------------------------ 3. reading user objects never changes a call
+
+
+class NoRepr:
+    """Hashable, compared by value, not weak-referenceable, and its __repr__ raises."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: int) -> None:
+        self.v = v
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NoRepr) and other.v == self.v
+
+    def __hash__(self) -> int:
+        return hash(self.v)
+
+    def __repr__(self) -> str:
+        raise RuntimeError("hostile __repr__")
+
+
+class WeakNoRepr:
+    """The same, weak-referenceable (TF 2.21 keys it through a weakref)."""
+
+    def __init__(self, v: int) -> None:
+        self.v = v
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WeakNoRepr) and other.v == self.v
+
+    def __hash__(self) -> int:
+        return hash(self.v)
+
+    def __repr__(self) -> str:
+        raise RuntimeError("hostile __repr__")
+
+
+@pytest.mark.parametrize("kind", [NoRepr, WeakNoRepr])
+@pytest.mark.parametrize("traced_before", [True, False])
+def test_a_hostile_repr_changes_neither_the_call_nor_the_count(kind: type, traced_before: bool) -> None:
+    @tf.function
+    def scaled(x: Any, cfg: Any) -> Any:
+        return x * cfg.v
+
+    arg = kind(3)
+    if traced_before:
+        scaled(tf.ones([1]), arg)
+    before = scaled.experimental_get_tracing_count()
+    with tfgraph_lab.watch() as w:
+        out = scaled(tf.ones([1]), arg)
+        scaled(tf.ones([1]), kind(4))
+    assert float(out[0]) == 3.0
+    assert w.report.function("scaled").traces == scaled.experimental_get_tracing_count() - before
+    assert str(w.report) and w.report._repr_html_()
+
+
+class NoStr(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("hostile __str__")
+
+
+def test_an_exception_whose_str_raises_propagates_unchanged() -> None:
+    @tf.function(autograph=False)
+    def fails(x: Any) -> Any:
+        raise NoStr()
+
+    with pytest.raises(NoStr), tfgraph_lab.watch() as w:
+        fails(tf.ones([1]))
+    event = w.report.events[0]
+    assert event.error and event.error.startswith("NoStr")

@@ -42,7 +42,11 @@ def error_text(exc: BaseException, limit: int = 300) -> str:
     the repr of the arguments received.
     """
     name = type(exc).__name__
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    try:
+        said = str(exc)
+    except Exception:  # a user exception whose __str__ raises: its type is all there is to say
+        said = ""
+    lines = [line.strip() for line in said.splitlines() if line.strip()]
     message = lines[-1] if lines else ""
     for line in reversed(lines):
         if line.startswith(name + ":"):

@@ -51,7 +51,16 @@ def _dim_text(d: int | None) -> str:
 
 
 def _clean_repr(obj: Any) -> str:
-    return repr(obj).replace(", name=None", "")
+    return _safe_repr(obj).replace(", name=None", "")
+
+
+def _safe_repr(obj: Any) -> str:
+    """``repr(obj)``, or a stand-in when a user's ``__repr__`` raises: reading an argument for
+    the report must never change the call (the hooks run inside it)."""
+    try:
+        return repr(obj)
+    except Exception as exc:
+        return f"<{type(obj).__qualname__} object: repr() raised {type(exc).__name__}>"
 
 
 def signature_of(function_type: Any, context: str = "") -> Signature:
@@ -87,7 +96,7 @@ def value_text(value: Any) -> str:
         return "nan"
     if type(value).__name__ == "NanMarker" or value is getattr(value, "NanMarker", None):
         return "nan"
-    text = repr(value)
+    text = _safe_repr(value)
     if len(text) > MAX_VALUE_CHARS:
         text = text[: MAX_VALUE_CHARS - 1] + "…"
     return text
@@ -160,10 +169,10 @@ def _flatten(path: str, tc: Any, out: list[ArgLeaf]) -> None:
             _flatten(f"{path}.{name}", item, out)
     elif cls == "Dict":
         keys = list(tc.mapping.keys())
-        shown = sorted(keys, key=repr)
+        shown = sorted(keys, key=_safe_repr)
         out.append(ArgLeaf(path, "container", "dict", value=f"keys {shown!r}"))
         for key in shown:
-            _flatten(f"{path}[{key!r}]", tc.mapping[key], out)
+            _flatten(f"{path}[{_safe_repr(key)}]", tc.mapping[key], out)
     elif cls == "Weakref":
         obj = tc._ref()
         if obj is None:

@@ -158,12 +158,24 @@ class _Connection:
         self.kernel_id = kernel_id
         self.session = uuid.uuid4().hex
         url = server.kernel_ws_url(kernel_id, self.session)
-        try:
-            self.ws = websocket.create_connection(
-                url, header=[f"Authorization: token {server.token}"], timeout=timeout
-            )
-        except (OSError, websocket.WebSocketException) as exc:
-            raise HubError(f"opening the kernel's websocket: {type(exc).__name__}: {exc}") from exc
+        # The server completes the handshake once the kernel has started; on a busy machine that
+        # took over 60 s (8 learners, 16 kernels starting on 2 shared cores). JupyterLab keeps
+        # reconnecting; so does this, until ``timeout`` seconds have passed.
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.ws = websocket.create_connection(
+                    url,
+                    header=[f"Authorization: token {server.token}"],
+                    timeout=max(1.0, deadline - time.monotonic()),
+                )
+                return
+            except (OSError, websocket.WebSocketException) as exc:
+                if time.monotonic() >= deadline - 1.0:
+                    raise HubError(
+                        f"opening the kernel's websocket (tried for {timeout:.0f} s): {type(exc).__name__}: {exc}"
+                    ) from exc
+                time.sleep(1.0)
 
     def send(self, msg_type: str, content: dict[str, Any]) -> str:
         message = _message("shell", msg_type, content, self.session)
@@ -275,7 +287,7 @@ def run_notebook(
         if run.first_widget_at is None and WIDGET_MIME in data:
             run.first_widget_at = now
 
-    conn = _Connection(server, kernel_id, session_id, timeout=60.0)
+    conn = _Connection(server, kernel_id, session_id, timeout=cell_timeout)
     try:
         conn.wait_ready(cell_timeout)
         stopped = False

@@ -72,7 +72,9 @@ def _learner(result: CheckResult, learner: LearnerResult) -> LearnerFigures:
         ok=sum(nb.ok + nb.expected_errors for nb in nbs),
         failed=sum(nb.failed for nb in nbs) + sum(nb.not_run for nb in nbs),
         timed_out=sum(nb.timed_out for nb in nbs),
-        lost=sum(nb.lost_cells for nb in nbs) + sum(1 for nb in nbs if not nb.saved),
+        # A notebook that ran but did not come back counts as lost; one that never ran (its
+        # kernel did not open) is a problem of the learner's, said in the verdict.
+        lost=sum(nb.lost_cells for nb in nbs) + sum(1 for nb in nbs if nb.cells and not nb.saved),
         server=server,
         kernels=kernels,
         peak=peak,

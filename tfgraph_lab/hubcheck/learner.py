@@ -238,7 +238,7 @@ def run_learner(
         def work(path: str = path, nb: dict[str, Any] = notebook, res: NotebookResult = nb_result) -> None:
             try:
                 runs[path] = _run_one(server, path, _clean(nb), cell_timeout, res)
-            except (HubError, OSError, ValueError, KeyError) as exc:
+            except Exception as exc:  # whatever broke, the learner's result must say so
                 result.problems.append(f"{path}: {type(exc).__name__}: {exc}")
 
         threads.append(threading.Thread(target=work, name=f"{name}:{file_name}", daemon=True))

@@ -224,3 +224,15 @@ def test_no_module_is_over_400_lines() -> None:
     assert sizes, "no modules found"
     too_long = {name: lines for name, lines in sorted(sizes.items()) if lines > MAX_MODULE_LINES}
     assert not too_long, f"split these modules (over {MAX_MODULE_LINES} lines): {too_long}"
+
+
+def test_the_readme_names_the_fast_tier_beside_the_full_command() -> None:
+    import tomllib
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    full = readme.index('python -m pip install -e ".[tf,test]" && python -m pytest\n')
+    fast = readme.index('python -m pytest -m "not slow and not browser"')
+    assert 0 < fast - full < 600, "the fast tier is named right after the full command"
+    markers = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]
+    declared = {m.split(":")[0] for m in markers["ini_options"]["markers"]}
+    assert {"slow", "browser"} <= declared

@@ -26,7 +26,7 @@ from ._xla_log import LOG as XLA_LOG
 from .budget import TraceBudget
 from .errors import TensorFlowMissingError, TfgraphLabError, UsageProblem
 from .failures import error_text
-from .output import check_writable, write_chrome_trace, write_json
+from .output import check_outputs, finish
 
 __all__ = ["TraceWatchMagics", "load", "unload"]
 
@@ -79,6 +79,11 @@ class TraceWatchMagics(Magics):
         help="Also write the calls as a timeline (Chrome Trace Event Format) to PATH: open it in "
         "Perfetto (ui.perfetto.dev) or chrome://tracing.",
     )
+    @argument(
+        "--tensorboard",
+        metavar="DIR",
+        help="Also write TensorBoard scalars to DIR (as watch(tensorboard_dir=)).",
+    )
     @_switch("--all", help="Show TensorFlow/Keras internal functions too.")
     @_switch(
         "--compare-eager",
@@ -105,7 +110,7 @@ class TraceWatchMagics(Magics):
         Usage, as a cell magic::
 
             %%tracewatch [-q] [-o] [-v NAME] [--max-traces N|FN=N ...] [--json PATH] [--trace PATH]
-                         [--all] [--compare-eager] [--live] [--try-fix [FN]]
+                         [--tensorboard DIR] [--all] [--compare-eager] [--live] [--try-fix [FN]]
 
         As a line magic, ``%tracewatch on`` watches every following cell and shows a compact
         notice under each cell that retraced; ``%tracewatch off`` stops; ``%tracewatch status``
@@ -139,14 +144,10 @@ class TraceWatchMagics(Magics):
             args.xla_budget = TraceBudget.parse(args.max_xla_compiles, measure="xla_compiles")
         except UsageProblem as exc:
             raise UsageError(str(exc)) from None
-        for flag, name, example in (("--json", "json", "report.json"), ("--trace", "trace", "trace.json")):
-            path = getattr(args, name)
-            if path is None:
-                continue
-            try:  # now, before the cell's side effects, and absolute (the cell may chdir)
-                setattr(args, name, check_writable(_unquote(path), flag, example))
-            except TfgraphLabError as exc:
-                raise UsageError(f"{exc}. The cell was not run.") from None
+        try:  # now, before the cell's side effects, and absolute (the cell may chdir)
+            args.outputs = check_outputs(args, _unquote)
+        except TfgraphLabError as exc:
+            raise UsageError(f"{exc}. The cell was not run.") from None
         if args.variable is not None and (
             not args.variable.isidentifier() or keyword.iskeyword(args.variable)
         ):
@@ -207,15 +208,11 @@ class TraceWatchMagics(Magics):
         if args.variable:
             shell: Any = self.shell
             shell.user_ns[args.variable] = report
-        for path, write in ((args.json, write_json), (args.trace, write_chrome_trace)):
-            if not path:
-                continue
-            try:
-                write(report, path)
-            except TfgraphLabError as exc:
-                if error is None:
-                    raise UsageError(str(exc)) from None
-                print(f"tracewatch: {exc}", file=sys.stderr)  # the cell's own error follows
+        problems = finish(report, args.outputs)
+        if problems and error is None:
+            raise UsageError("; ".join(map(str, problems))) from None
+        for problem in problems:
+            print(f"tracewatch: {problem}", file=sys.stderr)  # the cell's own error follows
         if error is not None:
             raise error
         recorder.check_budget()

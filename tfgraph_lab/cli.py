@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="also write a timeline (Chrome Trace Event Format; open it in Perfetto or chrome://tracing)",
     )
+    run.add_argument("--tensorboard", metavar="DIR", help="also write TensorBoard scalars to DIR")
     run.add_argument(
         "--max-traces",
         action="append",
@@ -144,11 +145,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if not os.path.isfile(script):
             parser.error(f"no such script: {script!r}")
         script_args = args.args
-    from .output import check_writable, report_stream, write_chrome_trace, write_json
+    from .output import check_outputs, finish, report_stream
 
     try:  # before the script runs, and absolute: the script may os.chdir
-        json_path = None if args.json is None else check_writable(args.json, "--json")  # '' too
-        trace_path = None if args.trace is None else check_writable(args.trace, "--trace", "trace.json")
+        outputs = check_outputs(args)
     except TfgraphLabError as exc:
         print(f"tfgraph-lab: {exc}. The script was not run.", file=sys.stderr)
         return 2
@@ -209,13 +209,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     err = report_stream()
     if not args.quiet:
         print(report, file=err)
-    try:
-        if json_path:
-            write_json(report, json_path)
-        if trace_path:
-            write_chrome_trace(report, trace_path)
-    except TfgraphLabError as exc:
-        print(f"tfgraph-lab: {exc}", file=err)
+    problems = finish(report, outputs)
+    for problem in problems:
+        print(f"tfgraph-lab: {problem}", file=err)
+    if problems:
         return status or 2
     if interrupted:
         _die_by_sigint(err)

@@ -14,14 +14,20 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TextIO
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TextIO
 
 from .errors import TfgraphLabError
 from .report import TraceReport
 from .report_schema import first_problem
 
 __all__ = [
+    "OUTPUTS",
+    "Output",
+    "check_outputs",
     "check_writable",
+    "finish",
     "read_report",
     "report_stream",
     "write_chrome_trace",
@@ -115,3 +121,57 @@ def report_stream() -> TextIO:
         if stream is not None and not stream.closed:
             return stream
     return open(2, "w", closefd=False)  # fd 2 itself stays open
+
+
+@dataclass(frozen=True)
+class Output:
+    """One file a finished watch can write: its flag, an example path, and its writer."""
+
+    flag: str
+    example: str
+    write: Callable[[TraceReport, str], Any]
+    directory: bool = False
+
+
+def _write_tensorboard(report: TraceReport, path: str) -> None:
+    from .tensorboard import write_watch_scalars
+
+    write_watch_scalars(report, path)
+
+
+# Every output of a watch by its option name: the magic and `tfgraph-lab run` offer these same
+# flags and write them through finish(), as pyinstrument picks a renderer by name.
+OUTPUTS: dict[str, Output] = {
+    "json": Output("--json", "report.json", write_json),
+    "trace": Output("--trace", "trace.json", write_chrome_trace),
+    "tensorboard": Output("--tensorboard", "logs", _write_tensorboard, directory=True),
+}
+
+
+def check_outputs(options: Any, unquote: Callable[[str], str] = str) -> dict[str, str]:
+    """``{name: absolute path}`` of the outputs ``options`` asks for (attributes named as in
+    :data:`OUTPUTS`), each checked writable before the watched code runs."""
+    out: dict[str, str] = {}
+    for name, spec in OUTPUTS.items():
+        path = getattr(options, name, None)
+        if path is None:
+            continue
+        if spec.directory:  # TensorFlow's writer creates it; only make it absolute
+            if not str(path).strip():
+                raise TfgraphLabError(f"{spec.flag} needs a directory, e.g. {spec.flag} {spec.example}")
+            out[name] = os.path.abspath(unquote(str(path)))
+        else:
+            out[name] = check_writable(unquote(str(path)), spec.flag, spec.example)
+    return out
+
+
+def finish(report: TraceReport, outputs: Mapping[str, str]) -> list[TfgraphLabError]:
+    """Write every output asked for (``check_outputs``); a file that cannot be written does not
+    stop the others. Returns the errors, for the front end to show its way."""
+    errors: list[TfgraphLabError] = []
+    for name, path in outputs.items():
+        try:
+            OUTPUTS[name].write(report, path)
+        except TfgraphLabError as exc:
+            errors.append(exc)
+    return errors

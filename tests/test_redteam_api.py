@@ -134,3 +134,30 @@ def test_an_exception_whose_str_raises_propagates_unchanged() -> None:
         fails(tf.ones([1]))
     event = w.report.events[0]
     assert event.error and event.error.startswith("NoStr")
+
+
+# ------------------------------------------------ 4. a trace already running when the watch starts
+
+
+def test_a_trace_begun_before_the_watch_is_reported_as_what_it_is() -> None:
+    import threading
+
+    started, go = threading.Event(), threading.Event()
+
+    @tf.function
+    def slow_trace(x: Any) -> Any:
+        if x.shape[0] == 3:  # Python, at trace time: the second shape's trace waits
+            started.set()
+            go.wait(30)
+        return x * 2
+
+    slow_trace(tf.ones([2]))  # traced before: the next shape is a shape-changed retrace
+    worker = threading.Thread(target=slow_trace, args=(tf.ones([3]),))
+    worker.start()
+    assert started.wait(30)
+    with tfgraph_lab.watch() as w:
+        go.set()
+        worker.join(30)
+    assert slow_trace.experimental_get_tracing_count() == 2
+    codes = [r.code for e in w.report.events if e.traced for r in e.reasons]
+    assert codes == ["shape-changed"], codes

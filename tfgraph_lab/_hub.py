@@ -294,7 +294,8 @@ class Hub:
             if owner is candidate[STATE]:
                 frame = candidate
                 break
-        state = frame[STATE] if frame is not None else owner
+        begun = None if frame is not None else tfa.call_begun_unhooked(trace.cache_id)  # before the watch
+        state = frame[STATE] if frame is not None else (owner if begun is None else self.state_for(begun))
         if state is None:
             with self.lock:
                 state = self._register_orphan(trace)

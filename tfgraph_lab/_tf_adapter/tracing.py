@@ -74,6 +74,28 @@ def cache_id(fn: Any) -> int | None:
     return None if cache is None else id(cache)
 
 
+def call_begun_unhooked(traced_cache: int) -> Any:
+    """The tf.function whose call on this thread is tracing into the cache ``traced_cache`` but
+    began before the hooks were installed (a watch started while another thread traced), or
+    None. Found as the frame running ``Function.__call__`` itself (below TF's traceback filter
+    and any hook: TF 2.15-2.21) whose ``self`` owns that cache."""
+    from . import loaded_handles
+
+    h = loaded_handles()
+    method: Any = h.function_class.__dict__.get("__call__") if h is not None else None
+    while hasattr(method, "__wrapped__"):
+        method = method.__wrapped__
+    code = getattr(method, "__code__", None)
+    frame = sys._getframe(1)
+    while frame is not None and code is not None:
+        if frame.f_code is code:
+            fn = frame.f_locals.get("self")
+            if fn is not None and cache_id(fn) == traced_cache:
+                return fn
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
 def graph_signature(cf: Any, context: str = "") -> Signature:
     """The input signature of a concrete function (its ``function_type``) as plain leaves."""
     return signature_of(cf.function_type, context)

@@ -120,6 +120,20 @@ def test_the_demo_trap(shell: Any, trials: list[FixTrial]) -> None:
     assert by_hand(shell, TRAP, "train_step", trial) == trial.after.traces
 
 
+def test_a_seeded_trap_is_not_blamed_on_the_fix(shell: Any, trials: list[FixTrial]) -> None:
+    """Under tf.random.set_seed a run as written repeats its dropout masks exactly (each new
+    graph starts its random ops afresh), while the one fixed graph draws other numbers: the
+    outputs differ without any change of meaning, so they are 'noisy', never 'changes-outputs'
+    (TF 2.21; this test failed with 'changes-outputs' before random ops were looked for)."""
+    try:
+        trial = try_cell(shell, trials, "tf.random.set_seed(0)\n" + TRAP)
+    finally:
+        shell.run_cell("tf.random.set_seed(None)")  # later tests draw unseeded again
+    assert trial.after is not None and trial.after.traces == 1 < trial.before.traces
+    assert trial.outputs == "noisy", str(trial)
+    assert trial.verdict == "works", str(trial)
+
+
 KERAS_LOOP = """\
 import numpy as np
 import keras

@@ -296,6 +296,10 @@ def try_fix(
     if error is not None:
         return _replace(trial, error=error_text(error))
     outputs, detail = _compare(before, after, where, choice.name)
+    if outputs == "differ" and any(tfr.draws_random_numbers(f) for f in fix.made):
+        # A fixed graph draws other random numbers than the graphs it replaces, also under
+        # tf.random.set_seed (where a run as written repeats its numbers exactly): not the fix.
+        outputs, detail = "noisy", "the fixed graph draws other random numbers (dropout, tf.random)"
     if outputs == "differ":
         # Random ops or state the code keeps make runs differ without any fix: run it once
         # more as written and compare that with the first run before blaming the fix.

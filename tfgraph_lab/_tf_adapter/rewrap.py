@@ -28,6 +28,7 @@ __all__ = [
     "Location",
     "ResultLog",
     "capture_results",
+    "draws_random_numbers",
     "function_location",
     "function_options",
     "intercept_tf_function",
@@ -83,6 +84,32 @@ def tracing_count(fn: Any) -> int:
         if hasattr(bound, "experimental_get_tracing_count"):
             count += int(bound.experimental_get_tracing_count())
     return count
+
+
+_RANDOM_OPS = {"Multinomial", "TruncatedNormal", "ParameterizedTruncatedNormal", "RngReadAndSkip", "RngSkip"}
+
+
+def _is_random_op(op: str) -> bool:
+    return "Random" in op or op in _RANDOM_OPS or (op.startswith("Stateful") and "Call" not in op)
+
+
+def draws_random_numbers(fn: Any) -> bool:
+    """Whether a graph ``fn`` traced holds a random op (dropout, ``tf.random.*``), also inside a
+    ``tf.cond`` branch or a nested function (the graph's function library). Such a graph draws
+    other numbers than the graphs it replaces, even under ``tf.random.set_seed``: each new graph
+    starts its ops' random state afresh (TF 2.21), so one graph reused for every call and one
+    graph per call give different numbers without any change of meaning."""
+    functions = [fn]
+    cache = getattr(fn, "_descriptor_cache", None)
+    functions += list(cache.values()) if cache is not None else []
+    for f in functions:
+        for concrete in getattr(f, "_list_all_concrete_functions", lambda: [])():
+            graph_def = concrete.graph.as_graph_def()
+            ops = [node.op for node in graph_def.node]
+            ops += [node.op for lib in graph_def.library.function for node in lib.node_def]
+            if any(_is_random_op(op) for op in ops):
+                return True
+    return False
 
 
 def rewrap(fn: Any, overrides: dict[str, Any]) -> Any:

@@ -145,9 +145,10 @@ def type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Sign
 
 def _promised(plan: FixPlan, what: str, history: Sequence[Signature] = ()) -> FixPlan:
     graphs, saved = plan.graphs, len({sig.leaves for sig in history}) - plan.graphs if history else 0
-    promise = f"{graphs} {what.replace('graph', 'graphs', 1) if graphs != 1 else what}"
-    if saved > 0:  # what the change itself saves: other arguments may still make graphs
-        promise = f"{saved} fewer graph{'s' if saved != 1 else ''}: {promise} instead of {graphs + saved}"
+    noun, _, rest = what.partition(" ")  # "graph for the calls seen, ...": the count beside its comparison
+    fewer = f"{saved} fewer graph{'s' if saved != 1 else ''}: " if saved > 0 else ""  # the change's own
+    versus = f" instead of {graphs + saved}" if saved > 0 else ""  # other arguments may still make graphs
+    promise = f"{fewer}{graphs} {noun + 's' if graphs != 1 else noun}{versus} {rest}".rstrip()
     return FixPlan(plan.decorator, plan.call, plan.hoist, graphs, promise, plan.trade, plan.note)
 
 

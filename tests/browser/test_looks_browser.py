@@ -151,7 +151,8 @@ def test_keyboard_only(lab_page: Any, artifacts_dir: Path) -> None:
     for _ in range(60):
         owner = lab_page.evaluate(
             "() => { const e = document.activeElement; const c = e && e.closest("
-            "'.tfgl-control, .tfgl-call-button, .tfgl-loop-button, .tfgl-reset-button, .tfgl-predict-mode');"
+            "'.tfgl-control, .tfgl-call-button, .tfgl-loop-button, .tfgl-reset-button, .tfgl-fix-button,"
+            " .tfgl-predict-mode');"
             " return c ? c.className.toString() : null; }"
         )
         if owner is None:
@@ -191,7 +192,7 @@ def test_keyboard_only(lab_page: Any, artifacts_dir: Path) -> None:
     # The focus stays on the button just pressed: the next key press works without the mouse.
     assert lab_page.evaluate("() => document.activeElement.closest('.tfgl-call-button') !== null")
     expect(live).not_to_have_text(before)
-    expect(live).to_contain_text(f"{start + 1} traces")
+    expect(live).to_contain_text(f"{start + 1} trace{'s' if start + 1 != 1 else ''} (")
     lab.locator(".tfgl-call-button").focus()
     lab_page.keyboard.press("Space")
     expect(lab.locator(".tfgl-calls .tfgl-value")).to_have_text(str(start + 2), timeout=30_000)

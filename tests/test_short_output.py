@@ -154,11 +154,22 @@ def test_a_fix_for_one_argument_counts_what_it_saves_checked_under_tensorflow() 
     (reason,) = [r for e in w.report.events for r in e.reasons if r.argument == "training"]
     plan = reason.plans[0]
     assert plan.call == (("training", "tf.constant(training)"),)
-    assert (
-        plan.promise.startswith("1 fewer graph: 3 graphs instead of 4 for the calls seen")
-    )
+    assert plan.promise.startswith("1 fewer graph: 3 graphs instead of 4 for the calls seen")
     fixed = tf.function(body)
     for lr, training in calls:  # the fix applied, as printed
         fixed(tf.ones([2]), lr, tf.constant(training))
     assert watched.experimental_get_tracing_count() == 4  # "instead of 4"
     assert fixed.experimental_get_tracing_count() == plan.graphs == 3  # "3 graphs": 1 fewer
+
+
+def test_a_long_summary_is_cut_between_its_two_ways_not_mid_sentence() -> None:
+    from tfgraph_lab.fix_text import _clip_summary
+
+    demo = (  # the demo's first retrace (TF 2.21): was cut as "… with None where…"
+        "use .batch(..., drop_remainder=True) (drops the last, smaller batch), or declare an "
+        "input_signature with None where dimensions vary, for every argument of train_step"
+    )
+    assert _clip_summary(demo) == "use .batch(..., drop_remainder=True) (drops the last, smaller batch), or:"
+    assert _clip_summary("pass `lr` as a tensor") == "pass `lr` as a tensor"
+    one_way = "declare " + "a very long clause " * 10
+    assert _clip_summary(one_way).endswith("…") and len(_clip_summary(one_way)) <= SUMMARY_CHARS

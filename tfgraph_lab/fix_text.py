@@ -112,4 +112,14 @@ def short_fix(reason: Reason, name: str = "f") -> ShortFix:
     lead = reason.fix[:at].rstrip(" :;—,") if at > 20 else _lead(reason.fix)
     summary = lead if lead and lead != reason.fix else plan_summary(plan, name)
     rest = tuple(_with_promise(p, name) + (f"; trade-off: {p.trade}" if p.trade else "") for p in others)
-    return ShortFix(clip(summary, SUMMARY_CHARS), _with_promise(plan, name), plan.trade, rest)
+    return ShortFix(_clip_summary(summary), _with_promise(plan, name), plan.trade, rest)
+
+
+def _clip_summary(text: str) -> str:
+    """A summary that names two ways ("use .batch(..., drop_remainder=True) (…), or declare an
+    input_signature …") is cut after the first way, ending ``, or:`` — the code line below it is the
+    other way — rather than mid-sentence."""
+    if len(text) <= SUMMARY_CHARS:
+        return text
+    cut = text.rfind(", or ", 0, SUMMARY_CHARS - 4)
+    return text[:cut] + ", or:" if cut > SUMMARY_CHARS // 3 else clip(text, SUMMARY_CHARS)

@@ -39,7 +39,9 @@ def test_the_magic_and_the_cli_write_every_output_of_the_registry(tmp_path: Path
     ip: Any = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "tfgraph_lab")
     try:
-        ip.run_cell("import tensorflow as tf\n@tf.function\ndef f(x):\n    return x + 1\n")
+        # A cell of its own (the shared shell names an unnumbered cell by its source: the same
+        # definition run by another test would make this `f` a new-function-object retrace).
+        ip.run_cell(f"# {tmp_path}\nimport tensorflow as tf\n@tf.function\ndef f(x):\n    return x + 1\n")
         options = " ".join(f"{s.flag} {tmp_path / ('cell-' + name)}" for name, s in OUTPUTS.items())
         assert ip.run_cell(f"%%tracewatch -q {options}\n{CELL}").success
         assert not is_patched()

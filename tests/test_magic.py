@@ -157,15 +157,25 @@ def test_last_expression_value_is_displayed(shell: Any, capsys: Any) -> None:
 
 
 def test_monitor_on_off_status(shell: Any, capsys: Any) -> None:
+    # A function of its own, traced once before, and monitoring off to begin with: the counts
+    # below do not depend on which tests used the shared shell first.
+    shell.run_cell("@tf.function\ndef monitored(x):\n    return x * 2\nmonitored(tf.ones([1]))")
+    run(shell, "%tracewatch off")
+    capsys.readouterr()
     run(shell, "%tracewatch on")
-    shell.run_cell("f(tf.ones([21]))")
-    shell.run_cell("f(tf.ones([21]))")
+    shell.run_cell("monitored(tf.ones([21]))")
+    shell.run_cell("monitored(tf.ones([21]))")
     run(shell, "%tracewatch status")
     run(shell, "%tracewatch off")
     out = capsys.readouterr().out
     assert "this cell retraced" in out or "retrace in this cell" in out
     assert "2 cells watched, 1 with retraces" in out
     assert not is_patched()
+    # On again, status counts from there (not the cells of the earlier stretch).
+    run(shell, "%tracewatch on")
+    run(shell, "%tracewatch status")
+    run(shell, "%tracewatch off")
+    assert "monitoring is on: 0 cells watched, 0 with retraces" in capsys.readouterr().out
 
 
 def test_help_documents_flags(shell: Any) -> None:

@@ -28,10 +28,14 @@ class Monitor:
         self.cells = 0
         self.cells_with_retraces = 0
 
-    def start(self) -> Monitor:
+    def start(self, keep_counts: bool = False) -> Monitor:
+        """Turn monitoring on; ``status`` then counts from here, unless ``keep_counts`` (a
+        ``%reload_ext`` that resumes it)."""
         if self.on:
             return self
         self.on = True
+        if not keep_counts:
+            self.cells = self.cells_with_retraces = 0
         if self.shell is not None:
             self.shell.events.register("pre_run_cell", self._pre_run_cell)
             self.shell.events.register("post_run_cell", self._post_run_cell)
@@ -120,7 +124,7 @@ def resume_after_reload(shell: Any) -> None:
     """``%load_ext`` in the cell that unloaded (``%reload_ext``): monitoring goes on."""
     stopped_in = _STOPPED_BY_UNLOAD.pop(id(shell), None)
     if stopped_in is not None and stopped_in == shell.execution_count:
-        shell_monitor(shell).start()
+        shell_monitor(shell).start(keep_counts=True)
         print("tracewatch monitoring is on again (kept across the extension's reload).")
 
 

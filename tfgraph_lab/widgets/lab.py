@@ -105,7 +105,10 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.call_button = W.Button(description="Call once", icon="play", layout=button)
         self.loop_button = W.Button(description="Run loop", icon="forward", layout=button)
         self.reset_button = W.Button(description="Reset cache", icon="refresh", layout=button)
-        self.fix_button = W.Button(description="Apply the fix", icon="wrench", layout=button)
+        # its label is longer than the others': as wide as it needs (124px cut it to "Apply ...")
+        self.fix_button = W.Button(
+            description="Apply the fix", icon="wrench", layout=W.Layout(min_width="140px", flex="0 0 auto")
+        )
         self.fix_hint = W.HTML()
         # Predict mode asks before «Apply the fix»: how many graphs will the cache hold?
         self.graph_guess = W.ToggleButtons(options=[], value=None, style={"button_width": "40px"})

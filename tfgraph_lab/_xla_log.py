@@ -128,6 +128,19 @@ class XlaLog:
             self._users += 1
             return (len(self.compiles), self.launches)
 
+    def write_past_tee(self, data: bytes) -> bool:
+        """Write ``data`` straight to the real stderr while fd 2 is the tee's pipe (False when
+        no tee runs): a line that must be out at once — a live-log retrace line of a job that may
+        be SIGKILLed next — must not wait in the pipe for the pump thread."""
+        tee = self._tee
+        if tee is None or tee.saved < 0:
+            return False
+        try:
+            _write_all(tee.saved, data)
+        except OSError:
+            return False
+        return True
+
     def window(self, mark: tuple[int, int]) -> LogWindow:
         """What was logged since ``mark`` (a snapshot; reading goes on)."""
         if self._tee is not None:

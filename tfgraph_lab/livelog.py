@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from ._xla_log import LOG as XLA_LOG
 from .datatypes import Reason
 from .explain import NOT_RETRACES
 from .fix_text import clip, short_fix
@@ -160,7 +161,14 @@ class _StderrHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            sys.stderr.write(self.format(record) + "\n")
+            text = self.format(record) + "\n"
+            stderr: Any = sys.stderr
+            if stderr is not None and id(stderr) == id(sys.__stderr__):  # fd 2: maybe XLA's tee
+                stderr.flush()
+                encoding = getattr(stderr, "encoding", None) or "utf-8"
+                if XLA_LOG.write_past_tee(text.encode(encoding, "backslashreplace")):
+                    return
+            sys.stderr.write(text)
             sys.stderr.flush()
         except Exception:
             self.handleError(record)

@@ -309,3 +309,35 @@ def test_the_tee_passes_everything_else_through(capfd: Any) -> None:
 )
 def test_compile_names(name: str, parts: tuple[str, str]) -> None:
     assert compile_name_parts(name) == parts
+
+
+def test_retrace_lab_shows_the_logged_count_as_exact(tmp_path: Path) -> None:
+    """The lab's XLA count is the report's: from TF's log it carries no "≥" (modelled, it does:
+    tests/test_xla.py), and it equals TF's own lines."""
+    pytest.importorskip("ipywidgets")
+    driver = tmp_path / "lab.py"
+    driver.write_text(
+        textwrap.dedent(
+            """
+            import re
+            from tfgraph_lab.widgets import RetraceLab
+            from tfgraph_lab.widgets.scenario import LabSettings
+
+            lab = RetraceLab(settings=LabSettings(input_signature=True, flag="tensor"))
+            lab.jit_compile.value = True
+            for batch in (32, 20, 32):
+                lab.batch.value = batch
+                lab.call_button.click()
+            print("REPORT " + re.sub("<[^>]+>", "", lab.xla_count.value) + " | " + lab.text().splitlines()[0])
+            """
+        )
+    )
+    env = _env(TF_CPP_VMODULE="device_compiler=2", TF_CPP_MIN_LOG_LEVEL="0")
+    done = _run([sys.executable, str(driver)], env, tmp_path)
+    logged = sum(_tf_log(done.stderr).values())
+    if not logged:
+        pytest.skip("this TensorFlow does not log XLA compilations under TF_CPP_VMODULE=device_compiler=2")
+    shown, text = done.stdout.split("REPORT ", 1)[1].strip().split(" | ")
+    assert logged == 2  # one graph, batch sizes 32 and 20
+    assert shown == "2 XLA compilations", shown
+    assert "compiled by XLA 2×," in text, text

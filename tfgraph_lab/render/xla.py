@@ -27,6 +27,7 @@ __all__ = [
     "xla_html",
     "xla_kind",
     "xla_lines",
+    "xla_prefix",
     "xla_row_note",
 ]
 
@@ -50,11 +51,16 @@ MODELLED_NOTE = (
 _PREFIX = {"at-least": "≥ ", "about": "about "}
 
 
-def xla_count(count: int, kinds: Sequence[str]) -> str:
-    """``4×`` (exact, from TensorFlow's log), ``≥ 4×`` (modelled) or ``about 4×`` (some judged
+def xla_prefix(kinds: Sequence[str]) -> str:
+    """``""`` (exact, from TensorFlow's log), ``"≥ "`` (modelled) or ``"about "`` (some judged
     by call time): the least certain of ``kinds`` wins."""
     kind = "about" if "about" in kinds else "at-least" if "at-least" in kinds else ""
-    return f"{_PREFIX.get(kind, '')}{count}×"
+    return _PREFIX.get(kind, "")
+
+
+def xla_count(count: int, kinds: Sequence[str]) -> str:
+    """``4×`` (exact, from TensorFlow's log), ``≥ 4×`` (modelled) or ``about 4×``."""
+    return f"{xla_prefix(kinds)}{count}×"
 
 
 def xla_kind(fn: FunctionSummary) -> str:

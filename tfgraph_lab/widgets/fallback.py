@@ -20,6 +20,8 @@ from ..render.blocks import count_html, stats_html, table_html
 from ..render.format import plural
 from ..render.reasons import reasons_html
 from ..render.style import style_tag
+from ..render.xla import xla_count
+from .lab_panels import xla_count_html
 
 __all__ = ["lab_snapshot_html", "lab_text", "live_region", "set_live_text", "snapshot_bundle"]
 
@@ -75,6 +77,7 @@ def lab_snapshot_html(lab: Any) -> str:
         count_html(state.traces, "trace", "traces", f"TF's own count: {state.tf_traces}", big=True),
         count_html(state.calls, "call", "calls"),
         count_html(len(state.graphs), "graph in cache", "graphs in cache"),
+        *([xla_count_html(state)] if session.built.jit_compile else []),
     )
     rows = [
         [f"#{i}", f"<code>{escape(row.signature or '()')}</code>", f"{row.hits:,}"]
@@ -109,7 +112,11 @@ def lab_text(lab: Any) -> str:
     state = lab.session.state
     lines = [
         f"RetraceLab({lab.session.scenario.name}): {plural(state.traces, 'trace')}, "
-        + (f"compiled by XLA {state.xla_compiles}×, " if lab.session.built.jit_compile else "")
+        + (
+            f"compiled by XLA {xla_count(state.xla_compiles, state.xla_kinds)}, "
+            if lab.session.built.jit_compile
+            else ""
+        )
         + f"{plural(state.calls, 'call')}, {plural(len(state.graphs), 'graph')} in the cache "
         f"({NO_WIDGETS})",
     ]

@@ -25,7 +25,7 @@ from ..render.format import fmt_seconds, plural
 from ..render.style import ROOT, style_tag
 from ..render.timeline import TimelinePoint
 from .fallback import lab_snapshot_html, lab_text, live_region, set_live_text, snapshot_bundle
-from .lab_panels import cache_html, fix_hint_html, reason_html, status_html
+from .lab_panels import cache_html, fix_hint_html, reason_html, status_html, xla_count_html
 from .parts import LABEL_WIDTH, add_classes, labelled, section
 from .predict import PredictionGame
 from .scenario import DTYPES, FLAG_MODES, RANKS, LabSettings
@@ -303,11 +303,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         )
         self.calls.value = count_html(state.calls, "call", "calls")
         self.graph_count.value = count_html(len(state.graphs), "graph in cache", "graphs in cache")
-        self.xla_count.value = (
-            count_html(state.xla_compiles, "XLA compilation", "XLA compilations")
-            if session.built.jit_compile
-            else ""
-        )
+        self.xla_count.value = xla_count_html(state) if session.built.jit_compile else ""
         self.xla_count.layout.display = "" if session.built.jit_compile else "none"
         last = state.points[-1].seconds if state.points else None
         self.last_time.value = stat_html("last call", fmt_seconds(last) if last is not None else "–")

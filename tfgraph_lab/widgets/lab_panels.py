@@ -11,13 +11,27 @@ from __future__ import annotations
 from html import escape
 
 from ..failures import VARIABLE_PER_TRACE, WRONG_INPUTS, failure_kind
-from ..render.blocks import table_html
+from ..render.blocks import stat_html, table_html
 from ..render.format import plural
 from ..render.reasons import reasons_html
+from ..render.xla import xla_count, xla_prefix
 from .predict import Prediction
 from .session import FixApplied, LabSession, LabState
 
-__all__ = ["cache_html", "fix_hint_html", "fixed_html", "reason_html", "status_html"]
+__all__ = ["cache_html", "fix_hint_html", "fixed_html", "reason_html", "status_html", "xla_count_html"]
+
+_XLA_KIND_NOTE = {
+    "≥ ": "at least: modelled, TensorFlow's compile log was not read",
+    "about ": "about: modelled, some judged by call time",
+}
+
+
+def xla_count_html(state: LabState) -> str:
+    """The XLA count as the report gives it: ``3`` from TensorFlow's compile log, ``≥ 3`` when
+    modelled (the true count can be higher), ``about 3`` when some were judged by call time."""
+    prefix = xla_prefix(state.xla_kinds) if state.xla_compiles else ""
+    word = "XLA compilation" if state.xla_compiles == 1 else "XLA compilations"
+    return stat_html(word, f"{prefix}{state.xla_compiles:,}", _XLA_KIND_NOTE.get(prefix, ""))
 
 _FIXES = {
     VARIABLE_PER_TRACE: (
@@ -59,7 +73,8 @@ def status_html(state: LabState, verdict: Prediction | None, jit_compile: bool) 
             text = f"The {what} reused the cached graph: no trace."
         if jit_compile:
             text += (
-                f" XLA compiled {action.xla_compiles}× (once per graph and concrete shape)."
+                f" XLA compiled {xla_count(action.xla_compiles, [action.xla_kind])} (once per graph"
+                " and concrete shape)."
                 if action.xla_compiles
                 else " XLA reused its compiled code."
             )

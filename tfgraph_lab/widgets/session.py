@@ -54,7 +54,8 @@ class ActionResult:
     events: tuple[Event, ...]
     error: str | None = None
     graphs_hit: tuple[int, ...] = ()
-    xla_compiles: int = 0  # calls that XLA compiled (jit_compile=True), with or without a trace
+    xla_compiles: int = 0  # XLA compilations (jit_compile=True), with or without a trace
+    xla_kind: str = ""  # how they were counted: "exact" (TF's compile log), "at-least", "about"
 
     @property
     def traced(self) -> bool:
@@ -91,6 +92,7 @@ class LabState:
     traces: int = 0
     tf_traces: int = 0
     xla_compiles: int = 0
+    xla_kinds: tuple[str, ...] = ()  # each action's count kind: a modelled one makes the total "≥"
     last_compile: tuple[Reason, ...] = ()  # why XLA last compiled without a retrace
     last_compile_call: int | None = None
     graphs: list[GraphRow] = field(default_factory=list)
@@ -240,10 +242,15 @@ class LabSession:
         del state.points[:-MAX_POINTS]
         state.traces += traces
         compiles = sum(1 for e in events if e.xla_compiled)
+        xla_kind = ""
+        if summary is not None:  # the report's count: from TF's compile log, or modelled
+            compiles, xla_kind = summary.xla_compiles, summary.xla_compiles_kind
         state.xla_compiles += compiles
+        if xla_kind and xla_kind not in state.xla_kinds:
+            state.xla_kinds += (xla_kind,)
         state.tf_traces = self.tracing_count
         state.last_error = error
         state.note = ""
-        result = ActionResult(kind, len(events), traces, events, error, tuple(hit_rows), compiles)
+        result = ActionResult(kind, len(events), traces, events, error, tuple(hit_rows), compiles, xla_kind)
         state.last_action = result
         return result

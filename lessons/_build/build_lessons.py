@@ -28,13 +28,20 @@ from typing import Any
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).parent))
-from lessons_a import LESSONS_A
-from lessons_b import LESSONS_B
+import lessons_00_01
+import lessons_02_03
+import lessons_04_05
+import lessons_06_08
 from nbtools import clean_outputs, code, execute, md, notebook, strip
 
 from tfgraph_lab.exercises import EXERCISES
 
-LESSONS = {**LESSONS_A, **LESSONS_B}
+LESSONS = {
+    **lessons_00_01.LESSONS,
+    **lessons_02_03.LESSONS,
+    **lessons_04_05.LESSONS,
+    **lessons_06_08.LESSONS,
+}
 HERE = Path(__file__).resolve().parent.parent
 KEY = HERE.parent / "docs" / "answer_key"
 

@@ -1,203 +1,13 @@
-"""Lessons 05–08: variables, objects and re-created functions, the training-loop clinic, capstone."""
+"""Lessons 06–08: objects and re-created functions, the training-loop clinic, capstone."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from lessons_a import exercise, grade, guess, lab, setup, starter
+from cells import exercise, grade, guess, setup, starter
 from nbtools import code, md
 
 from tfgraph_lab.exercises import EXERCISES
-
-
-def lesson_05() -> list[Any]:
-    return [
-        md("""# 05 · Variables
-
-**Goals:** see what happens when a `tf.Variable` is created inside a `tf.function` (the error,
-and the lazy-initialisation exception); cure it by creating variables in `__init__`/`build`, in
-a `tf.Module` or a Keras layer; know what of a Variable argument is part of the cache key; and
-meet the same error when a second optimizer reaches one `tf.function`."""),
-        setup(),
-        md("""## A Variable created on every call
-
-A graph may *use* variables, but it cannot create a new one each time it runs: variables are
-state that outlives a call. **Predict:** what happens on the first call?"""),
-        code("""\
-@tf.function
-def add_to_total(x):
-    total = tf.Variable(tf.zeros_like(x))    # a new Variable on every call
-    total.assign_add(x)
-    return total.read_value()"""),
-        guess("raise_guess", "True or False: does the first call raise an error?", True),
-        code("""\
-try:
-    add_to_total(tf.ones([3]))
-    raised = False
-except ValueError as error:              # shown here so that Run All goes on
-    raised = True
-    print("ValueError:", str(error).strip().splitlines()[-1])"""),
-        grade("raise_guess", "raised", what="the first call raised"),
-        md("""**Explain.** When the first call of a `tf.function` creates variables, TensorFlow traces it
-**twice**: once allowing variable creation, then again checking that no *new* variable is
-created. This function creates one on every trace, so the second trace fails with
-*"tf.function only supports singleton tf.Variables created on the first call"*.
-
-## The exception: lazy initialisation, once
-
-Creating a variable on the **first** call only — and keeping it — is allowed. It costs one
-extra, one-off trace (`variable-creation` in the report, not a retrace):"""),
-        code("""\
-class LazyTotal(tf.Module):
-    def __init__(self):
-        super().__init__()
-        self.total = None
-
-    @tf.function
-    def __call__(self, x):
-        if self.total is None:                      # only while the first call traces
-            self.total = tf.Variable(tf.zeros_like(x))
-        self.total.assign_add(x)
-        return self.total.read_value()
-
-lazy = LazyTotal()"""),
-        code("""\
-%%tracewatch
-for _ in range(3):
-    lazy(tf.ones([3]))"""),
-        md("""## The cure: create variables outside the function
-
-Create variables once — in `__init__`, in a Keras layer's `build`, or anywhere outside the
-`tf.function` — and only *use* them inside (`assign`, `assign_add`, read). A `tf.Module`
-tracks them for you (`.variables`, `.trainable_variables`, checkpoints)."""),
-        code("""\
-class Total(tf.Module):
-    def __init__(self, size):
-        super().__init__()
-        self.total = tf.Variable(tf.zeros([size]))   # created once, eagerly
-
-    @tf.function
-    def __call__(self, x):
-        self.total.assign_add(x)
-        return self.total.read_value()
-
-total = Total(3)
-for _ in range(3):
-    result = total(tf.ones([3]))
-print(result.numpy(), "traces:", total.__call__.experimental_get_tracing_count(), "variables:", len(total.variables))"""),
-        md("""A Keras layer does the same with `build`, which Keras calls once with the input shape before
-the first `call`:"""),
-        code("""\
-import keras
-
-class Scale(keras.layers.Layer):
-    def build(self, input_shape):
-        self.scale = self.add_weight(shape=(input_shape[-1],), initializer="ones")
-
-    def call(self, x):
-        return x * self.scale
-
-scale_layer = Scale()
-scale_layer.build((None, 4))           # variables exist before any graph is traced
-
-@tf.function
-def apply_scale(x):
-    return scale_layer(x)
-
-for _ in range(3):
-    apply_scale(tf.ones([2, 4]))
-print("traces:", apply_scale.experimental_get_tracing_count())"""),
-        md("""## Variables as arguments: the value is not in the key
-
-A variable's **value** is not part of the cache key. That makes a `tf.Variable` the right
-container for values that change between calls, such as a learning rate you decay:"""),
-        code("""\
-lr = tf.Variable(0.1)
-
-@tf.function
-def step_size(grad, lr):
-    return grad * lr
-
-for epoch in range(4):
-    step_size(tf.ones([3]), lr)
-    lr.assign(lr * 0.5)                 # a new value, the same graph
-print("traces:", step_size.experimental_get_tracing_count(), "lr now:", round(float(lr.numpy()), 4))"""),
-        md("""What *is* in the key for a Variable argument? TF 2.21's `ResourceVariable.__tf_tracing_type__`
-returns a `VariableSpec(shape, dtype, trainable, alias_id)`: the shape, the dtype, whether it is
-trainable, and the **aliasing** pattern — whether two arguments are the same variable.
-
-**Predict:** how many graphs does `add` trace for the four calls below?"""),
-        code("""\
-@tf.function
-def add(a, b):
-    return a + b
-
-v1, v2 = tf.Variable(1.0), tf.Variable(2.0)"""),
-        guess("variable_guess", "graphs for add(v1, v2), add(v2, v1), add(v1, v1), add(frozen, v2)?", 3),
-        code("""\
-%%tracewatch -v variable_report
-add(v1, v2)
-add(v2, v1)
-add(v1, v1)
-add(tf.Variable(3.0, trainable=False), v2)"""),
-        grade("variable_guess", "variable_report", "add"),
-        md("""**Explain.** Swapped, the two arguments are still two distinct trainable float32 scalars:
-cached. The same variable twice is another aliasing pattern, and a non-trainable variable
-another spec: two new graphs."""),
-        md("""## A second optimizer meets one `tf.function`
-
-The same rule — variables may only be created on the first call — bites in training code. A
-Keras optimizer creates its slot variables (Adam's moments) the first time it applies
-gradients. Pass a *second* optimizer to a `tf.function` that already traced with the first,
-and the new trace creates variables on a later call:"""),
-        code("""\
-opt1 = keras.optimizers.Adam(learning_rate=1e-2)
-opt2 = keras.optimizers.Adam(learning_rate=1e-3)
-w = tf.Variable(2.0)
-
-@tf.function
-def train_step(w, x, y, optimizer):
-    with tf.GradientTape() as tape:
-        loss = tf.reduce_sum(tf.square(w * x - y))
-    optimizer.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
-
-train_step(w, tf.constant([-1.0]), tf.constant([2.0]), opt1)   # creates opt1's variables: fine
-try:
-    train_step(w, tf.constant([-1.0]), tf.constant([2.0]), opt2)
-except ValueError as error:                                     # shown here so that Run All goes on
-    print("ValueError:", str(error).strip().splitlines()[-1])"""),
-        md("""The error is *"tf.function only supports singleton tf.Variables created on the first call"*;
-a second Keras model whose layers are built lazily inside the function raises the same. Cures:
-build the optimizer's variables before its first call (`opt.build(variables)`) — and a second
-model's with `model.build(input_shape)` — or give each model/optimizer pair its own `tf.function` (make the step a method of an object that owns
-them, or create the `tf.function` per pair)."""),
-        md("""(`opt2` is now half-built by the failed trace: start again from a fresh optimizer.)"""),
-        code("""\
-opt3 = keras.optimizers.Adam(learning_rate=1e-3)
-opt3.build([w])                                                 # its variables, created eagerly
-train_step(w, tf.constant([-1.0]), tf.constant([2.0]), opt3)   # a new object: one retrace, no error
-print("traces:", train_step.experimental_get_tracing_count(), "(2 for opt1's first call, 1 for opt3)")"""),
-        md("""## Try it in the lab
-
-The lab opens with *create a tf.Variable inside (anti-pattern)* ticked: press *Call once* and
-it shows the same error."""),
-        lab(
-            "get from the error to a working call that traces once, and explain in one sentence "
-            "what the change did.",
-            variable_inside=True,
-        ),
-        *exercise("05-variables"),
-        md("""## Recap
-
-* Creating a `tf.Variable` on every call of a `tf.function` fails on the first call.
-* Creating it lazily on the first call works, with one extra one-off trace.
-* Cure: create variables outside the function — `__init__`, a Keras `build`, a `tf.Module` —
-  and `assign` to them inside. Variables are also how to pass changing values without retracing.
-* A Variable argument is keyed by shape, dtype, `trainable` and aliasing — not by its value.
-* A second optimizer (or lazily built model) in one `tf.function` hits the same error: build
-  its variables first, or use one `tf.function` per model/optimizer pair.
-* Next, lesson **06**: Python objects, containers and re-created functions."""),
-    ]
 
 
 def lesson_06() -> list[Any]:
@@ -567,8 +377,7 @@ create variables outside the function — and watch for retracing (`%%tracewatch
     ]
 
 
-LESSONS_B = {
-    "05_variables": lesson_05,
+LESSONS = {
     "06_objects_and_functions": lesson_06,
     "07_training_loop_clinic": lesson_07,
     "08_capstone": lesson_08,

@@ -139,7 +139,8 @@ def test_an_exception_whose_str_raises_propagates_unchanged() -> None:
 # ------------------------------------------------ 4. a trace already running when the watch starts
 
 
-def test_a_trace_begun_before_the_watch_is_reported_as_what_it_is() -> None:
+def _watch_a_trace_begun_before() -> Any:
+    """A watch that starts while another thread traces (a shape-changed retrace)."""
     import threading
 
     started, go = threading.Event(), threading.Event()
@@ -159,5 +160,31 @@ def test_a_trace_begun_before_the_watch_is_reported_as_what_it_is() -> None:
         go.set()
         worker.join(30)
     assert slow_trace.experimental_get_tracing_count() == 2
-    codes = [r.code for e in w.report.events if e.traced for r in e.reasons]
+    return w.report
+
+
+def test_a_trace_begun_before_the_watch_is_reported_as_what_it_is() -> None:
+    report = _watch_a_trace_begun_before()
+    codes = [r.code for e in report.events if e.traced for r in e.reasons]
     assert codes == ["shape-changed"], codes
+
+
+def test_a_trace_begun_before_the_watch_is_marked_never_a_false_cost(caplog: Any) -> None:
+    from tfgraph_lab.report import TraceReport
+
+    with caplog.at_level("WARNING", logger="tfgraph_lab"):
+        report = _watch_a_trace_begun_before()
+    (line,) = [r for r in caplog.records if r.name == "tfgraph_lab"]
+    assert "began before the watch" in line.getMessage()  # long names clip the rest
+    assert "cost 0 µs" not in line.getMessage()
+    assert line.tfgraph_lab["began_before_watch"] is True  # type: ignore[attr-defined]
+    (event,) = [e for e in report.events if e.traced]
+    assert event.began_before_watch  # was: nothing marked it, its cost read "0 µs"
+    data = report.to_dict()
+    assert [e.get("began_before_watch") for e in data["events"]] == [True]
+    assert TraceReport.from_dict(data).events[0].began_before_watch
+    for shown in (str(report), report._repr_html_()):
+        assert "began before the watch; cost not measured" in shown
+        assert "cost 0 µs" not in shown
+        assert "tracing took 0 µs" not in shown  # the headline's total leaves it out, and says so
+    assert "1 trace begun before the watch not timed" in str(report)

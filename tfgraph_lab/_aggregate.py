@@ -233,6 +233,7 @@ def aggregate(
                 reasons=entry.reasons,
                 **xla_event_fields(xla),
                 start=since(entry.start),
+                began_before_watch=entry.began_before_watch,
             )
         )
         n += 1

@@ -160,6 +160,9 @@ class CallRecord:
     thread: str | None = None
     reasons: tuple[Reason, ...] = ()
     xla: Any = None  # an _xla.XlaOutcome: what XLA compiled on this call
+    # a trace whose call began before the hooks were in (another thread traced when the watch
+    # started): its cost is not measured, and ``seconds`` (0) is not it
+    began_before_watch: bool = False
 
 
 @dataclass

@@ -313,6 +313,7 @@ class Hub:
             frame[SERVED] = None
         else:
             record = CallRecord(state, via, 0.0, time.perf_counter())
+            record.began_before_watch = begun is not None
             record.thread = self.stack().thread
             record.traces.append(graph)
             record.caller = caller_location()

@@ -183,6 +183,8 @@ class Event:
     start: float | None = None
     # graphs of this event that were retraces, decided when recorded (tfgraph_lab.counts)
     retraces: int = 0
+    # a trace whose call began before the watch (another thread): ``seconds`` is not its cost
+    began_before_watch: bool = False
 
     @property
     def retrace(self) -> bool:
@@ -207,7 +209,7 @@ class Event:
             data["retraces"] = self.retraces
         if self.xla_compiled:
             data["xla_reasons"] = [r.to_dict() for r in self.xla_reasons]
-        for key in ("eager", "failed_trace", "wasted", "xla_estimated"):
+        for key in ("eager", "failed_trace", "wasted", "xla_estimated", "began_before_watch"):
             if getattr(self, key):
                 data[key] = True
         for key in ("error", "caller", "thread", "signature", "start"):
@@ -245,6 +247,7 @@ class Event:
             xla_reasons=tuple(Reason.from_dict(r) for r in data.get("xla_reasons", [])),
             start=_optional_float(data.get("start")),
             retraces=int(retraces),
+            began_before_watch=bool(data.get("began_before_watch", False)),
         )
 
 

@@ -55,7 +55,7 @@ def format_retrace(
     qualname: str,
     reasons: Sequence[Reason],
     caller: str | None,
-    seconds: float,
+    seconds: float | None,
     thread: str | None = None,
     via: str = "call",
     labels: Mapping[str, str] | None = None,
@@ -79,7 +79,8 @@ def format_retrace(
         parts.append(f"at {short_path(caller, labels)}")
     if thread:
         parts.append(f"thread {thread}")
-    parts.append(f"cost {fmt_seconds(seconds)}")
+    # None: the trace began before the watch (another thread), its cost not measured
+    parts.append("began before the watch; cost not measured" if seconds is None else f"cost {fmt_seconds(seconds)}")
     line = " · ".join(parts)
     reason = next((r for r in shown if r.fix), None)
     if reason is not None:
@@ -113,9 +114,10 @@ def log_retrace_record(record: CallRecord, labels: Mapping[str, str] | None = No
             "thread": record.thread,
             "via": record.via,
         }
-        line = format_retrace(
-            info.qualname, reasons, record.caller, record.seconds, record.thread, record.via, labels
-        )
+        if record.began_before_watch:
+            data["began_before_watch"] = True  # ``seconds`` is not its cost
+        seconds = None if record.began_before_watch else record.seconds
+        line = format_retrace(info.qualname, reasons, record.caller, seconds, record.thread, record.via, labels)
         LOGGER.warning("%s", line, extra={"tfgraph_lab": data})
     except Exception:  # a broken handler or formatter must never break the user's call
         pass

@@ -145,6 +145,14 @@ class TraceReport:
         """Events of the shown functions that retraced (a rendering's list: see :attr:`selection`)."""
         return tuple(e for e in self.events if e.retrace and self.selects(e, self.selection))
 
+    def untimed_traces(self, fn: FunctionSummary | None = None) -> int:
+        """Traces of the shown functions (or of ``fn``) whose call began before the watch, on
+        another thread: counted, but their cost was not measured (not in ``trace_seconds``)."""
+        if fn is not None:
+            key = (fn.qualname, fn.filename)
+            return sum(e.traces for e in self.events if e.began_before_watch and (e.qualname, e.filename) == key)
+        return sum(e.traces for e in self.events if e.began_before_watch and self.selects(e, self.selection))
+
     def function(self, qualname: str) -> FunctionSummary:
         """The summary of the function called ``qualname`` (or ending in ``.qualname``)."""
         matches = [f for f in self.functions if f.qualname == qualname]

@@ -107,6 +107,7 @@ _EVENT = _object(
     eager=_BOOL,
     failed_trace=_BOOL,
     wasted=_BOOL,
+    began_before_watch=_BOOL,
     error=_OPT_STR,
     caller=_OPT_STR,
     thread=_OPT_STR,

@@ -25,11 +25,13 @@ from .style import style_tag
 from .text import (
     MAX_RETRACES_SHOWN,
     TF_WARNINGS_TITLE,
-    cost_text,
+    cost_phrase,
     folded_text,
     graphs_shown,
     notices,
     tf_warnings_said,
+    tracing_time,
+    untimed_text,
 )
 from .timeline import timeline
 from .xla import xla_headline, xla_html, xla_row_note
@@ -56,7 +58,7 @@ def _render_html(report: TraceReport) -> str:
     points = timeline(report.events, shown, runs=report.runs)
     if points:
         parts.append(chart_html(points, "time per call"))
-    parts.append(_function_table(report.shown_functions))
+    parts.append(_function_table(report, report.shown_functions))
     traced_events: dict[tuple[str, str], list[Event]] = {}
     for e in report.events:
         if e.traced or e.failed_trace or e.xla_compiled:
@@ -69,7 +71,7 @@ def _render_html(report: TraceReport) -> str:
             f"<details class='tfgl-framework'><summary>{escape(plural(len(hidden), 'TensorFlow/Keras function'))}"
             " (framework internals, folded)</summary>"
         )
-        parts.append(_function_table(tuple(hidden)))
+        parts.append(_function_table(report, tuple(hidden)))
         for fn in hidden:
             parts.append(_function_block(report, fn, traced_events.get((fn.qualname, fn.filename), [])))
         parts.append("</details>")
@@ -102,7 +104,7 @@ def _headline(report: TraceReport) -> str:
         ("retraces", f"{retraces:,}", _noun(retraces, "retrace"), " tfgl-bad" if retraces else ""),
         # graphs TF built around a function (not its traces; see TraceReport.wrapper_graphs)
         *(("wrappers", f"{n:,}", _noun(n, f"{kind} graph"), "") for kind, n in t.wrapper_graphs.items()),
-        ("tracing", fmt_seconds(t.trace_seconds), "tracing", ""),
+        ("tracing", tracing_total(report), "tracing", ""),
     ]
     boxes = stats_html(
         *(
@@ -112,22 +114,34 @@ def _headline(report: TraceReport) -> str:
     )
     summary = ""
     mean = t.mean_cached_seconds
-    if (t.traces or t.wrapper_graphs) and mean:
+    untimed = report.untimed_traces()
+    if (t.traces > untimed or t.wrapper_graphs) and mean:
         summary = (
             f"<div class='tfgl-summary'>tracing took {escape(fmt_seconds(t.trace_seconds))} "
             f"≈ {t.trace_seconds / mean:,.0f} cached calls</div>"
         )
+    if untimed:
+        summary += f"<div class='tfgl-summary tfgl-untimed'>{escape(untimed_text(untimed))}</div>"
     xla = xla_headline(report)
     if xla:
         summary += f"<div class='tfgl-summary tfgl-xla-headline'>{escape(xla)}</div>"
     return f"<div class='tfgl-headline'>{boxes}</div>{summary}"
 
 
+def tracing_total(report: TraceReport) -> str:
+    """The headline's tracing time; ``not timed`` when every trace began before the watch."""
+    t = report.shown_totals
+    untimed = report.untimed_traces()
+    if untimed and untimed >= t.traces and not t.wrapper_graphs:
+        return "not timed"
+    return ("≥ " if untimed else "") + fmt_seconds(t.trace_seconds)
+
+
 def _noun(n: int, word: str) -> str:
     return word if n == 1 else word + "s"
 
 
-def _function_table(functions: tuple[FunctionSummary, ...]) -> str:
+def _function_table(report: TraceReport, functions: tuple[FunctionSummary, ...]) -> str:
     rows = []
     for fn in functions:
         mean = fn.mean_cached_seconds
@@ -139,7 +153,7 @@ def _function_table(functions: tuple[FunctionSummary, ...]) -> str:
             f"<tr><td{cls}><code>{escape(fn.qualname)}</code>{xla}</td>"
             f"<td class='tfgl-num'>{fn.calls:,}</td><td class='tfgl-num'>{fn.traces}</td>"
             f"<td class='tfgl-num'>{fn.retraces}</td>"
-            f"<td class='tfgl-num'>{escape(fmt_seconds(fn.trace_seconds))}</td>"
+            f"<td class='tfgl-num'>{escape(tracing_time(report, fn))}</td>"
             f"<td class='tfgl-num'>{share:.0%}</td>"
             f"<td class='tfgl-num'>{escape(fmt_seconds(mean)) if mean else '–'}</td>"
             f"<td class='tfgl-num'>{len(fn.graphs)}</td></tr>"
@@ -211,7 +225,7 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
 def _event_html(e: Event, fn: FunctionSummary, said: set[tuple[str, str]], labels: Mapping[str, str]) -> str:
     """One traced call; the message and fix of a (code, argument) pair are shown once."""
     label = f"call #{e.index + 1}" if e.via == "call" else e.via
-    meta = [f"cost {cost_text(e, fn)}" + (" — wasted retrace" if e.wasted else "")]
+    meta = [cost_phrase(e, fn) + (" — wasted retrace" if e.wasted else "")]
     if e.caller:
         meta.append(f"at {short_path(e.caller, labels)}")
     if e.thread:

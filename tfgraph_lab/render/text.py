@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..report import TraceReport
 
 __all__ = [
+    "cost_phrase",
     "cost_text",
     "folded_text",
     "graphs_shown",
@@ -26,6 +27,8 @@ __all__ = [
     "notices",
     "render_text",
     "tf_warnings_said",
+    "tracing_time",
+    "untimed_text",
     "wrap_lines",
 ]
 
@@ -45,11 +48,14 @@ def headline(report: TraceReport) -> str:
     # Graphs TF built around a function are not its traces (TF counts them on none of the
     # user's objects), but building them took time: named for what they are.
     parts += [plural(n, f"{kind} graph") for kind, n in t.wrapper_graphs.items()]
-    if t.traces or t.wrapper_graphs:
+    untimed = report.untimed_traces()
+    if t.traces > untimed or t.wrapper_graphs:
         took = f"tracing took {fmt_seconds(t.trace_seconds)}"
         if t.mean_cached_seconds:
             took += f" ≈ {t.trace_seconds / t.mean_cached_seconds:,.0f} cached calls"
         parts.append(took)
+    if untimed:
+        parts.append(untimed_text(untimed))
     xla = xla_headline(report)
     if xla:
         parts.append(xla)
@@ -79,8 +85,31 @@ def notices(report: TraceReport) -> list[str]:
     return out
 
 
+def untimed_text(untimed: int) -> str:
+    """``1 trace begun before the watch not timed`` (another thread traced when it started)."""
+    return f"{plural(untimed, 'trace')} begun before the watch not timed"
+
+
+def tracing_time(report: TraceReport, fn: FunctionSummary) -> str:
+    """A function's tracing time: ``not timed`` when its only traces began before the watch,
+    ``≥ 4 ms`` when some of them did."""
+    untimed = report.untimed_traces(fn) if fn.traces else 0
+    if untimed and untimed >= fn.traces:
+        return "not timed"
+    return ("≥ " if untimed else "") + fmt_seconds(fn.trace_seconds)
+
+
+def cost_phrase(event: Event, fn: FunctionSummary) -> str:
+    """``cost 4.1 ms ≈ 22 cached calls``, or what is known of a trace begun before the watch."""
+    if event.began_before_watch:
+        return "began before the watch; cost not measured"
+    return f"cost {cost_text(event, fn)}"
+
+
 def cost_text(event: Event, fn: FunctionSummary) -> str:
     """``4.1 ms ≈ 22 cached calls`` (or just the time when no cached call was seen)."""
+    if event.began_before_watch:
+        return "not measured (the trace began before the watch)"
     text = fmt_seconds(event.seconds)
     mean = fn.mean_cached_seconds
     if mean:
@@ -119,7 +148,7 @@ def _render_text(report: TraceReport) -> str:
         mean = fn.mean_cached_seconds
         lines.append(
             f"{_fit(fn.qualname, width):<{width}} {fn.calls:>7} {fn.traces:>6} {fn.retraces:>8} "
-            f"{fmt_seconds(fn.trace_seconds):>9} {(fmt_seconds(mean) if mean else '-'):>11}"
+            f"{tracing_time(report, fn):>9} {(fmt_seconds(mean) if mean else '-'):>11}"
             + ("  [framework]" if fn.framework else "")
             + (f"  {xla_row_note(fn)}" if fn.xla_compiles else "")
         )
@@ -246,7 +275,7 @@ def _event_lines(
     if e.failed_trace:
         lines.append(f"{label}  trace failed: {e.error}")
     lines += reason_lines(e.reasons, label, said, name=code_name(e.qualname))
-    extra = [f"cost {cost_text(e, fn)}" + (" (wasted)" if e.wasted else "")]
+    extra = [cost_phrase(e, fn) + (" (wasted)" if e.wasted else "")]
     if e.caller:
         extra.append(f"at {short_path(e.caller, labels)}")
     if e.thread:

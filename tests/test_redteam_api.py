@@ -188,3 +188,15 @@ def test_a_trace_begun_before_the_watch_is_marked_never_a_false_cost(caplog: Any
         assert "cost 0 µs" not in shown
         assert "tracing took 0 µs" not in shown  # the headline's total leaves it out, and says so
     assert "1 trace begun before the watch not timed" in str(report)
+    from tfgraph_lab.render.chrome_trace import render_chrome_trace
+    from tfgraph_lab.render.notice import RetraceNotice
+
+    assert "cost: not measured (the trace began before the watch)" in str(RetraceNotice(report))
+    traced = [e for e in render_chrome_trace(report)["traceEvents"] if e.get("cat") == "trace"]
+    assert [e["args"].get("began_before_watch") for e in traced] == [True]
+    pytest.importorskip("ipywidgets")
+    from tfgraph_lab.widgets.explorer import ReportExplorer
+
+    explorer = ReportExplorer(report)
+    (label,) = [label for label, _ in explorer.calls.options]
+    assert "began before the watch; cost not measured" in label and "0 µs" not in label

@@ -103,6 +103,8 @@ def _call_event(event: Event, start: float, tid: int, framework: bool) -> dict[s
         args["error"] = event.error
     if event.eager:
         args["eager"] = True
+    if event.began_before_watch:
+        args["began_before_watch"] = True  # its call began before ts 0: dur is not its cost
     out: dict[str, Any] = {
         "name": f"{event.qualname} · traced" if traced else event.qualname,
         "cat": "trace" if traced else "call",

@@ -123,16 +123,21 @@ def _label(e: Event) -> str:
     what = "call" if e.via == "call" else e.via
     tag = "TRACED" if e.traced else ("FAILED" if e.failed_trace or e.error else "cached")
     codes = ",".join(r.code for r in e.reasons)
-    return f"#{e.index} {what} {e.qualname} · {tag} · {fmt_seconds(e.seconds)}" + (
+    return f"#{e.index} {what} {e.qualname} · {tag} · {_time(e)}" + (
         f" · {codes}" if codes else ""
     )
+
+
+def _time(e: Event) -> str:
+    """The event's time; a trace another thread began before the watch was not timed."""
+    return "began before the watch; cost not measured" if e.began_before_watch else fmt_seconds(e.seconds)
 
 
 def _event_html(e: Event, fn: FunctionSummary | None) -> str:
     rows = [
         ["function", f"<code>{escape(e.qualname)}</code>"],
         ["via", escape(e.via)],
-        ["time", escape(fmt_seconds(e.seconds))],
+        ["time", escape(_time(e))],
         ["traced", f"{e.traces} graph(s)" if e.traced else "no: a cached graph ran"],
     ]
     if e.caller:

@@ -36,9 +36,14 @@ __all__ = ["LOG", "LogWindow", "XlaLog", "compile_name_parts"]
 
 _COMPILED = re.compile(rb"device_compiler\.\w+:\d+\] Instantly compiling for signature: (\S+)")
 _DEVICE_COMPILER = re.compile(rb"device_compiler\.\w+:\d+\] ")
+# Not a VLOG line, so no proof that the log is on: TF logs it once per process with LOG(INFO)
+# (device_compiler.h:186 in TF 2.15, :208 in 2.21), and TF 2.15 writes it through absl even at
+# TF_CPP_MIN_LOG_LEVEL=3 with no TF_CPP_VMODULE (measured, tensorflow-cpu 2.15.1).
+_ONCE = re.compile(rb"device_compiler\.\w+:\d+\] Compiled cluster using XLA!")
 # absl (TF >= 2.16): "I0000 00:00:1796280881.614313   10342 file.h:551] ..." (MMDD hh:mm:ss; before
-# absl::InitializeLog the seconds field holds the Unix time); tsl (TF 2.15):
-# "2024-01-02 03:04:05.123456: I tensorflow/compiler/jit/device_compiler.h:551] ...".
+# absl::InitializeLog the seconds field holds the Unix time); tsl (TF 2.15, local time, as
+# captured from tensorflow-cpu 2.15.1 in tests/test_xla_log.py):
+# "2024-01-02 03:04:05.123456: I ./tensorflow/compiler/jit/device_compiler.h:478] ...".
 _ABSL = re.compile(rb"^([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d+(?:\.\d+)?)\s+\d+ \S+:\d+\] ")
 _TSL = re.compile(rb"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d+)?): ([IWEF]) \S+:\d+\] ")
 _SEGMENT = re.compile(rb"([^\r\n]*)(?:\r\n|\r|\n)")
@@ -167,7 +172,7 @@ class XlaLog:
 
     def _took(self, line: bytes, seen: float) -> bool:
         """One line of fd 2: record it if it is a compile line; True to pass it on."""
-        if _DEVICE_COMPILER.search(line) is not None:
+        if _DEVICE_COMPILER.search(line) is not None and _ONCE.search(line) is None:
             match = _COMPILED.search(line)
             with self._lock:
                 self.launches += 1

@@ -19,7 +19,9 @@ from ._xla import XlaOutcome, judge_by_time
 from ._xla_counted import LoggedXla, LogWindow, XlaTotals, xla_event_fields, xla_kind
 from .counts import CountRow, mean_cached_seconds
 from .datatypes import CallRun, Event, FunctionSummary, GraphSummary, Reason
+from .fixes import code_name
 from .suggest import suggest_fix
+from .whole_run import WholeRun
 
 __all__ = ["Aggregate", "aggregate", "stale_capture_hints"]
 
@@ -48,7 +50,7 @@ _COUNTS = (
 class _Acc(CountRow):
     """Running totals for one Python function (all its tf.function objects)."""
 
-    __slots__ = ("graphs", "hits", "info", "objects", "objects_traced", "reasons", "xla")
+    __slots__ = ("events", "graphs", "hits", "info", "objects", "objects_traced", "reasons", "xla")
 
     def __init__(self, info: tfa.FunctionInfo) -> None:
         super().__init__(info.qualname, not users(info), info.wraps)
@@ -58,6 +60,7 @@ class _Acc(CountRow):
         self.graphs: list[GraphState] = []
         self.hits: dict[int, int] = {}
         self.reasons: list[Reason] = []
+        self.events: list[int] = []  # positions in the events list of its calls that traced
         self.xla = XlaTotals()
 
     def add_hits(self, graph_index: int, hits: int) -> None:
@@ -205,6 +208,7 @@ def aggregate(
         if entry.traces:
             acc.objects_traced.add(id(state))
             acc.reasons.extend(entry.reasons)
+            acc.events.append(len(events))
         gi = None
         if entry.graph is not None:
             gi = index_of(acc, entry.graph)
@@ -254,6 +258,7 @@ def aggregate(
 
     summaries = []
     for acc in accs.values():
+        _count_whole_run(acc, events)
         info = acc.info
         graphs = tuple(
             GraphSummary(
@@ -294,6 +299,19 @@ def aggregate(
         summaries.append(replace(summary, suggestion=suggestion or None))
     summaries.sort(key=lambda f: (f.framework, -f.retraces, -f.traces, f.qualname))
     return Aggregate(tuple(summaries), tuple(events), tuple(runs))
+
+
+def _count_whole_run(acc: _Acc, events: list[Event]) -> None:
+    """Every plan of the function counted over the graphs its calls used in this watch, one
+    rewrite per argument (:mod:`tfgraph_lab.whole_run`): the events' reasons and the suggestion."""
+    if not any(r.plans for r in acc.reasons):
+        return
+    used = [g.signature for i, g in enumerate(acc.graphs) if g.in_watch or acc.hits.get(i)]
+    whole = WholeRun(used, code_name(acc.info.qualname))
+    acc.reasons = list(whole.reasons(acc.reasons))
+    for at in acc.events:
+        if at < len(events) and events[at].reasons:
+            events[at] = replace(events[at], reasons=whole.reasons(events[at].reasons))
 
 
 def stale_capture_hints(entries: list[LogEntry]) -> dict[tuple[str, str], list[str]]:

@@ -98,7 +98,8 @@ def reason_lines(
     """Text lines of reasons: ``label  code  change``, then ``why:`` and the fix's short form
     (what to change, the code, the trade-off) the first time a (code, argument) pair is met
     (``said`` keeps those across calls). A fix that applies to several arguments is said once:
-    the others read ``fix: as for `x` above``."""
+    the others read ``fix: as for `x` above``; a change another reason already showed (one
+    rewrite of `x` for its dtype, its kind and its value) reads ``…: the change shown at call #2``."""
     lines = []
     for r in reasons:
         lines.append(f"{label}  {r.code}  {change(r)}".rstrip())
@@ -114,7 +115,12 @@ def reason_lines(
             lines.append(f"        fix: as for `{first}` above" if first else "        fix: as above")
             continue
         said.add(("fix:" + r.fix, r.argument))
-        short = short_fix(r, name).lines()
-        lines.append(f"        fix: {short[0]}")
-        lines += [f"             {line}" for line in short[1:]]
+        short = short_fix(r, name)
+        where = next((at for code, at in said if code == "code:" + short.code), None) if short.code else None
+        if where is not None:  # another reason of the function asked for the same change
+            lines.append(f"        fix: {short.summary.rstrip(' ,:;')}: the change shown at {where}")
+            continue
+        said.add(("code:" + short.code, label.strip()))
+        lines.append(f"        fix: {short.lines()[0]}")
+        lines += [f"             {line}" for line in short.lines()[1:]]
     return lines

@@ -1,0 +1,115 @@
+"""One plan per function, counted over the whole watched run, each number checked under TensorFlow.
+
+A fix is explained when its graph is traced; its numbers must still be those of every call of
+the watch (the demo's lr fix said "2 graphs instead of 3" where the run needs 4 instead of 22),
+one argument gets one rewrite (not "cast `x` to int32" at one retrace and "to float32" at the
+next), graphs traced by earlier cells and not used count for nothing, and a change that saves no
+graph for these calls is not offered. Each promised count is the count TensorFlow's own
+``experimental_get_tracing_count()`` gives once the plan is applied to the same calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tensorflow as tf
+
+import tfgraph_lab
+from tfgraph_lab.datatypes import FixPlan, Reason
+from tfgraph_lab.signatures import ArgLeaf, Signature
+from tfgraph_lab.whole_run import WholeRun
+
+Call = tuple[tuple[Any, ...], dict[str, Any]]
+
+
+def _apply(body: Callable[..., Any], params: list[str], calls: list[Call], plan: FixPlan) -> int:
+    """TensorFlow's trace count once ``plan`` is applied to ``calls`` of a fresh tf.function."""
+    kwargs = dict(eval(f"dict({plan.decorator})", {"tf": tf})) if plan.decorator else {}
+    fn = tf.function(body, **kwargs)
+    for args, named in calls:
+        bound = dict(zip(params, args), **named)
+        for param, expression in plan.call:
+            bound[param] = eval(expression, {"tf": tf}, {param: bound[param]})
+        fn(**bound)
+    return int(fn.experimental_get_tracing_count())
+
+
+def _reasons(report: Any, name: str) -> list[Reason]:
+    return [r for e in report.events if e.qualname.endswith(name) for r in e.reasons if r.plans]
+
+
+def trap_step(x, lr, training):  # type: ignore[no-untyped-def]
+    y = x * lr
+    if training:
+        y = y * 2.0
+    return tf.reduce_sum(y)
+
+
+def test_the_lr_fix_counts_every_call_of_the_run_not_those_before_it() -> None:
+    # the demo's shape: lr halves every epoch, the last batch is smaller, then an eval pass
+    calls: list[Call] = []
+    lr = 0.1
+    for _ in range(4):
+        calls += [((tf.ones([4, 2]), lr, True), {}), ((tf.ones([2, 2]), lr, True), {})]
+        lr *= 0.5
+    calls += [((tf.ones([4, 2]), lr, False), {}), ((tf.ones([2, 2]), lr, False), {})]
+    watched = tf.function(trap_step)
+    with tfgraph_lab.watch() as w:
+        for args, named in calls:
+            watched(*args, **named)
+    traced = watched.experimental_get_tracing_count()
+    assert traced == 10
+    params = ["x", "lr", "training"]
+    reasons = _reasons(w.report, "trap_step")
+    (lr_plan,) = {p for r in reasons if r.argument == "lr" for p in r.plans}
+    assert lr_plan.promise.startswith("6 fewer graphs: 4 graphs instead of 10 for the calls seen")
+    assert _apply(trap_step, params, calls, lr_plan) == lr_plan.graphs == 4
+    # reduce_retracing relaxes the smaller batch, but lr makes the graphs: it saves none here
+    relaxed = FixPlan(decorator="reduce_retracing=True")
+    assert _apply(trap_step, params, calls, relaxed) == traced
+    assert not any(p.decorator == "reduce_retracing=True" for r in reasons for p in r.plans)
+    assert "reduce_retracing" not in str(w.report).split("suggested fix")[0]
+    for plan in {p for r in reasons for p in r.plans}:
+        assert _apply(trap_step, params, calls, plan) == plan.graphs, plan.code("trap_step")
+
+
+def add_one(x):  # type: ignore[no-untyped-def]
+    return x + 1
+
+
+def test_one_argument_gets_one_rewrite_and_earlier_graphs_count_for_nothing() -> None:
+    fn = tf.function(add_one)
+    fn(tf.constant(1))  # an earlier cell's graphs: this one the watch uses again,
+    fn(tf.constant([1, 2]))  # this one not (lesson 02's add_one)
+    calls: list[Call] = [((v,), {}) for v in (tf.constant(5), tf.constant(5.0), 3, 3, 4)]
+    with tfgraph_lab.watch() as w:
+        for args, _ in calls:
+            fn(*args)
+    reasons = _reasons(w.report, "add_one")
+    assert {r.code for r in reasons} == {"dtype-changed", "type-changed", "python-value-changed"}
+    plans = {p for r in reasons for p in r.plans if p.call}
+    assert {p.call for p in plans} == {(("x", "tf.cast(x, tf.float32)"),)}, plans
+    (plan,) = plans
+    assert plan.promise.startswith("3 fewer graphs: 1 graph instead of 4 for the calls seen")
+    assert _apply(add_one, ["x"], calls, plan) == plan.graphs == 1
+    assert _apply(add_one, ["x"], calls, FixPlan()) == 4  # the 4 the plan compares with
+    text = str(w.report)
+    assert "tf.int32" not in text.split("suggested fix")[1]
+    assert text.count("tf.cast(x, tf.float32)") == 2, text  # said once in the traces, once suggested
+
+
+def test_a_flag_fix_that_saves_nothing_here_says_so() -> None:
+    a, b = ArgLeaf("lr", "python", "float", value="0.1"), ArgLeaf("lr", "python", "float", value="0.05")
+    on, off = (
+        ArgLeaf("training", "python", "bool", value="True"),
+        ArgLeaf("training", "python", "bool", value="False"),
+    )
+    history = [Signature((a, on), "a"), Signature((b, off), "b")]
+    plan = FixPlan(call=(("training", "tf.constant(training)"),), promise="old")
+    reason = Reason(
+        "python-value-changed", "training", fix=f"share one graph: {plan.text('f')}", plans=(plan,)
+    )
+    (counted,) = WholeRun(history, "f").reason(reason).plans
+    assert counted.graphs == 2
+    assert counted.promise == "no fewer graphs for the calls seen (2 either way: other arguments make them)"

@@ -121,8 +121,8 @@ def test_speed_up_targets_are_checked_and_explained(exercise_id: str) -> None:
     assert feedback.hint
 
 
-def test_every_lesson_from_0_to_8_has_an_exercise() -> None:
-    assert sorted({e.lesson for e in ex.EXERCISES.values()}) == list(range(9))
+def test_every_lesson_from_0_to_9_has_an_exercise() -> None:
+    assert sorted({e.lesson for e in ex.EXERCISES.values()}) == list(range(10))
 
 
 def test_unknown_exercise_names_the_known_ones() -> None:
@@ -234,6 +234,21 @@ HONEST_MISTAKES = {
             "                                  tf.TensorSpec([], tf.float32)])",
         ),
         "beside the graph",
+    ),
+    # the TensorArray, but one graph per vector length
+    "09-tensorarray": (
+        ex.EXERCISES["09-tensorarray"].solution.replace(
+            "@tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])", "@tf.function"
+        ),
+        "needed 3 graphs",
+    ),
+    # a Python loop instead of a TensorArray: unrolled per length, and with reduce_retracing the
+    # generalised graph's length is None, which range() cannot take
+    "09-tensorarray-unrolled": (
+        ex.EXERCISES["09-tensorarray"]
+        .starter.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n")
+        .replace("tf.range(tf.shape(values)[0])", "range(values.shape[0])"),
+        "raised TypeError",
     ),
 }
 

@@ -32,6 +32,7 @@ import lessons_00_01
 import lessons_02_03
 import lessons_04_05
 import lessons_06_08
+import lessons_09
 from nbtools import clean_outputs, code, execute, md, notebook, strip
 
 from tfgraph_lab.exercises import EXERCISES
@@ -41,6 +42,7 @@ LESSONS = {
     **lessons_02_03.LESSONS,
     **lessons_04_05.LESSONS,
     **lessons_06_08.LESSONS,
+    **lessons_09.LESSONS,
 }
 HERE = Path(__file__).resolve().parent.parent
 KEY = HERE.parent / "docs" / "answer_key"

@@ -23,7 +23,7 @@ from build_lessons import LESSONS
 WORDS_PER_MINUTE = 130
 SECONDS_PER_CODE_LINE = 5
 PREDICTION_MINUTES = 1
-EXERCISE_MINUTES = {"00": 3, "01": 6, "02": 4, "03": 6, "04": 6, "05": 5, "06": 5, "07": 8, "08": 20}
+EXERCISE_MINUTES = {"00": 3, "01": 6, "02": 4, "03": 6, "04": 6, "05": 5, "06": 5, "07": 8, "08": 20, "09": 6}
 #: Lesson 07's optional XLA part (its heading starts with "Optional"), reported on its own.
 OPTIONAL = re.compile(r"^## Optional")
 

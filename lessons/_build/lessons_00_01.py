@@ -31,8 +31,10 @@ what actually happened, understand why, fix it, and have the fix checked by meas
 | 06 | objects, structures and re-created functions | 25 min |
 | 07 | training-loop clinic: Keras `fit`, a custom loop, retrace budgets, monitoring (XLA: optional) | 25 min |
 | 08 | capstone: fix a slow training script | 35 min |
+| 09 | optional extras from TensorFlow's `tf.function` guide | 40 min |
 
-3 h 40 min in all, for a learner who reads every cell, predicts and does each exercise.
+3 h 40 min in all for 00–08, for a learner who reads every cell, predicts and does each
+exercise; 09 is for after the course.
 
 **One session for all lessons.** Open the next lesson from JupyterLab's file browser (the
 `lessons/` folder on the left), not from a new launch link.

@@ -166,5 +166,25 @@ EXERCISES: dict[str, Exercise] = {
             check_capstone,
             call='ex.check("08-capstone", train_fast, baseline=train_slow)',
         ),
+        Exercise(
+            "09-tensorarray",
+            9,
+            "collect values from a graph loop",
+            "`running_max` should return the running maximum of a vector, but appending to a "
+            "Python list inside a `tf.range` loop raises. Collect the values with a "
+            "`tf.TensorArray` instead. The check runs `run_maxima()` (vectors of 5, 3 and 6 "
+            "values) and wants the reference's results from at most 2 graphs (1 with an "
+            "input_signature).",
+            "run_maxima",
+            sources.TENSORARRAY_STARTER,
+            sources.TENSORARRAY_SOLUTION,
+            (
+                "out = tf.TensorArray(tf.float32, size=n) before the loop, out = out.write(i, best) "
+                "inside it, return out.stack()",
+                "three lengths make three graphs: give running_max an "
+                "input_signature=[tf.TensorSpec([None], tf.float32)] (lesson 04)",
+            ),
+            _check_run(2, "one tf.range loop, at most 2 graphs for three lengths", calls=3),
+        ),
     )
 }

@@ -327,3 +327,33 @@ def train_fast(epochs=3):
 
     return float(evaluate(X, Y))
 '''
+
+TENSORARRAY_STARTER = """\
+@tf.function
+def running_max(values):
+    best = values[0]
+    out = []                                    # a Python list
+    for i in tf.range(tf.shape(values)[0]):     # a tf.range loop: a tf.while_loop in the graph
+        best = tf.maximum(best, values[i])
+        out.append(best)
+    return tf.stack(out)
+
+def run_maxima():
+    vectors = [[3.0, 1.0, 4.0, 1.0, 5.0], [9.0, 2.0, 6.0], [2.0, 7.0, 1.0, 8.0, 2.0, 8.0]]
+    return tf.concat([running_max(tf.constant(v)) for v in vectors], axis=0)
+"""
+TENSORARRAY_SOLUTION = """\
+@tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])   # one graph for every length
+def running_max(values):
+    n = tf.shape(values)[0]
+    best = values[0]
+    out = tf.TensorArray(tf.float32, size=n)    # collects one value per step of the loop
+    for i in tf.range(n):
+        best = tf.maximum(best, values[i])
+        out = out.write(i, best)                # write returns the array: keep it
+    return out.stack()
+
+def run_maxima():
+    vectors = [[3.0, 1.0, 4.0, 1.0, 5.0], [9.0, 2.0, 6.0], [2.0, 7.0, 1.0, 8.0, 2.0, 8.0]]
+    return tf.concat([running_max(tf.constant(v)) for v in vectors], axis=0)
+"""

@@ -1,0 +1,279 @@
+"""The facts lesson 09 (extras from TF's tf.function guide) teaches, checked against the
+installed TensorFlow (measured on 2.21, Keras 3.15). Trace counts are TF's own
+``experimental_get_tracing_count()``; each test names the lesson's section it holds."""
+
+from __future__ import annotations
+
+import inspect
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+from typing import Any
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+
+def count(fn: Any) -> int:
+    return int(fn.experimental_get_tracing_count())
+
+
+def test_a_nested_function_is_traced_with_its_caller_into_its_own_cache() -> None:
+    """Nested tf.functions: inner traced once for three outer calls, reused by a direct call of
+    the same signature, traced again with a caller's new signature; outer's graph holds a call
+    op, not inner's ops; a tape differentiates through both without a new trace."""
+
+    @tf.function
+    def inner(x: Any) -> Any:
+        return x * x
+
+    @tf.function
+    def outer(x: Any) -> Any:
+        return inner(x) + 1.0
+
+    for value in (1.0, 2.0, 3.0):
+        outer(tf.constant(value))
+    inner(tf.constant(5.0))
+    assert (count(outer), count(inner)) == (1, 1)
+    ops = [op.type for op in outer.get_concrete_function(tf.constant(1.0)).graph.get_operations()]
+    assert "PartitionedCall" in ops and "Mul" not in ops
+    x = tf.constant(3.0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = outer(x)
+    assert float(tape.gradient(y, x)) == 6.0 and count(outer) == 1
+    outer(tf.constant([1.0, 2.0]))
+    assert (count(outer), count(inner)) == (2, 2)
+
+
+def test_python_loops_unroll_and_a_dataset_loop_is_one_graph_loop() -> None:
+    """Iterators: a generator's loop is unrolled (the graph grows with its length), a generator
+    argument is a new trace per object, a dataset loop is one trace for 3 and 30 elements."""
+
+    def numbers(n: int) -> Any:
+        for i in range(n):
+            yield tf.constant(float(i))
+
+    def nodes(n: int) -> int:
+        @tf.function
+        def sum_generator() -> Any:
+            total = tf.constant(0.0)
+            for value in numbers(n):
+                total += value
+            return total
+
+        return len(sum_generator.get_concrete_function().graph.as_graph_def().node)
+
+    assert nodes(3) < nodes(6)
+
+    @tf.function
+    def sum_argument(items: Any) -> Any:
+        total = tf.constant(0.0)
+        for value in items:
+            total += value
+        return total
+
+    sum_argument(numbers(3))
+    sum_argument(numbers(3))
+    assert count(sum_argument) == 2
+
+    @tf.function
+    def sum_dataset(dataset: Any) -> Any:
+        total = tf.constant(0.0)
+        for value in dataset:
+            total += value
+        return total
+
+    small = tf.data.Dataset.range(3).map(lambda i: tf.cast(i, tf.float32))
+    large = tf.data.Dataset.range(30).map(lambda i: tf.cast(i, tf.float32))
+    assert (float(sum_dataset(small)), float(sum_dataset(large))) == (3.0, 435.0)
+    assert count(sum_dataset) == 1
+
+
+def test_an_iterator_argument_traces_once_for_every_batch_size() -> None:
+    """Iterators: an iterator's signature is its dataset's element_spec, (None, 8) without
+    drop_remainder: 1 trace for batches 32 × 6 and 8; the batches as tensors: 2."""
+    batches = tf.data.Dataset.from_tensor_slices(tf.ones([200, 8])).batch(32)
+    assert batches.element_spec.shape.as_list() == [None, 8]
+
+    @tf.function
+    def step_on_iterator(iterator: Any) -> Any:
+        return tf.reduce_sum(next(iterator))
+
+    iterator = iter(batches)
+    for _ in range(7):
+        step_on_iterator(iterator)
+    assert count(step_on_iterator) == 1
+
+    @tf.function
+    def step_on_batch(batch: Any) -> Any:
+        return tf.reduce_sum(batch)
+
+    for batch in batches:
+        step_on_batch(batch)
+    assert count(step_on_batch) == 2
+
+
+def test_a_list_append_in_a_graph_loop_raises_and_a_tensor_array_does_not() -> None:
+    """TensorArray: appending a while-loop body's tensor to a Python list makes tf.stack raise
+    InaccessibleTensorError (a ValueError) 'out of scope'; a TensorArray serves every n."""
+
+    @tf.function
+    def squares_in_a_list(n: Any) -> Any:
+        out = []
+        for i in tf.range(n):
+            out.append(i * i)
+        return tf.stack(out)
+
+    with pytest.raises(ValueError, match="out of scope") as info:
+        squares_in_a_list(tf.constant(4))
+    assert type(info.value).__name__ == "InaccessibleTensorError"
+
+    @tf.function
+    def squares(n: Any) -> Any:
+        out = tf.TensorArray(tf.int32, size=0, dynamic_size=True)
+        for i in tf.range(n):
+            out = out.write(i, i * i)
+        return out.stack()
+
+    assert squares(tf.constant(4)).numpy().tolist() == [0, 1, 4, 9]
+    assert squares(tf.constant(6)).numpy().tolist() == [0, 1, 4, 9, 16, 25]
+    assert count(squares) == 1
+
+
+def test_a_leaked_tensor_is_symbolic_and_refused_later() -> None:
+    """Leaked tensors: a tensor stored outside while tracing has no value; using it raises
+    TypeError '… is out of scope and cannot be used here'."""
+    leaked: list[Any] = []
+
+    @tf.function
+    def leaky(x: Any) -> Any:
+        y = x + 1.0
+        leaked.append(y)
+        return y * 2.0
+
+    leaky(tf.constant(1.0))
+    assert leaked[0].name == "add:0"  # a graph tensor: an eager one has no name
+    with pytest.raises(TypeError, match="is out of scope and cannot be used here"):
+        leaked[0] + 1.0
+
+
+def test_py_function_runs_python_on_every_call_with_an_unknown_shape() -> None:
+    """tf.py_function: Python runs on every call with real values (1 trace, 3 calls), its
+    output's static shape is unknown while tracing, the graph holds an EagerPyFunc op, and TF's
+    docstring says its body is not serialized in a GraphDef."""
+    seen: list[float] = []
+    shapes: list[Any] = []
+
+    def log_and_double(x: Any) -> Any:
+        seen.append(float(x.numpy()))
+        return x * 2.0
+
+    @tf.function
+    def with_python(x: Any) -> Any:
+        y = tf.py_function(log_and_double, [x], tf.float32)
+        shapes.append(y.shape.rank)
+        y.set_shape(x.shape)
+        return y + 1.0
+
+    for value in (1.0, 2.0, 3.0):
+        with_python(tf.constant(value))
+    assert seen == [1.0, 2.0, 3.0] and count(with_python) == 1 and shapes == [None]
+    graph = with_python.get_concrete_function(tf.constant(1.0)).graph
+    assert "EagerPyFunc" in {op.type for op in graph.get_operations()}
+    assert "will not be serialized in a `GraphDef`" in " ".join(inspect.getdoc(tf.py_function).split())
+
+
+def test_init_scope_runs_eagerly_once_per_trace() -> None:
+    """tf.init_scope: its code runs eagerly while tracing (executing_eagerly() is True), once
+    per trace: counter 1 after three calls, 2 after a new shape; no assign op in the graph;
+    without it, assign_add counts every call."""
+    counter = tf.Variable(0)
+    eager: list[bool] = []
+
+    @tf.function
+    def stamp(x: Any) -> Any:
+        with tf.init_scope():
+            eager.append(tf.executing_eagerly())
+            counter.assign_add(1)
+        return x + 1.0
+
+    for value in (1.0, 2.0, 3.0):
+        stamp(tf.constant(value))
+    assert int(counter.numpy()) == 1 and eager == [True]
+    ops = {op.type for op in stamp.get_concrete_function(tf.constant(1.0)).graph.get_operations()}
+    assert not any("Assign" in op for op in ops), ops
+    stamp(tf.constant([1.0]))
+    assert int(counter.numpy()) == 2
+
+    every = tf.Variable(0)
+
+    @tf.function
+    def count_calls(x: Any) -> Any:
+        every.assign_add(1)
+        return x
+
+    for value in (1.0, 2.0, 3.0):
+        count_calls(tf.constant(value))
+    assert int(every.numpy()) == 3
+
+
+def test_autograph_if_on_a_tensor_traces_both_branches_like_tf_cond() -> None:
+    """tf.cond: AutoGraph's `if tensor:` is the same tf.cond — both branches' Python runs."""
+    seen: list[str] = []
+
+    @tf.function
+    def branchy(x: Any, training: Any) -> Any:
+        if training:
+            seen.append("train")
+            x = x * 0.5
+        else:
+            seen.append("eval")
+        return x
+
+    branchy(tf.ones([2]), tf.constant(False))
+    assert sorted(seen) == ["eval", "train"]
+
+
+def test_a_second_models_failed_trace_counts_and_build_cures_it() -> None:
+    """Keras: the lesson's count of 3 is the first model, the attempt that raised and the built
+    second model."""
+
+    @tf.function
+    def predict(model: Any, x: Any) -> Any:
+        return model(x)
+
+    x = tf.ones([2, 4])
+    predict(keras.Sequential([keras.layers.Dense(3)]), x)
+    with pytest.raises(ValueError, match="singleton"):
+        predict(keras.Sequential([keras.layers.Dense(3)]), x)
+    assert count(predict) == 2
+    second = keras.Sequential([keras.layers.Dense(3)])
+    second.build((None, 4))
+    assert predict(second, x).shape == (2, 3) and count(predict) == 3
+
+
+def test_run_functions_eagerly_then_off_the_next_call_traces() -> None:
+    """Debugging: under run_functions_eagerly(True) print sees real values and nothing is traced;
+    switched off, the next call traces once and print sees a symbolic tensor."""
+    seen: list[str] = []
+
+    @tf.function
+    def debug_me(x: Any) -> Any:
+        seen.append(type(x).__name__)
+        return x + 1
+
+    tf.config.run_functions_eagerly(True)
+    try:
+        debug_me(tf.constant(1))
+        debug_me(tf.constant(2))
+    finally:
+        tf.config.run_functions_eagerly(False)
+    assert count(debug_me) == 0 and seen == ["EagerTensor", "EagerTensor"]
+    debug_me(tf.constant(3))
+    assert count(debug_me) == 1 and seen[-1] == "SymbolicTensor"
+

@@ -26,7 +26,7 @@ from ._xla_log import LOG as XLA_LOG
 from .budget import TraceBudget
 from .errors import TensorFlowMissingError, TfgraphLabError, UsageProblem
 from .failures import error_text
-from .output import check_outputs, finish
+from .output import check_outputs
 
 __all__ = ["TraceWatchMagics", "load", "unload"]
 
@@ -145,7 +145,7 @@ class TraceWatchMagics(Magics):
         except UsageProblem as exc:
             raise UsageError(str(exc)) from None
         try:  # now, before the cell's side effects, and absolute (the cell may chdir)
-            args.outputs = check_outputs(args, _unquote)
+            args.outputs = check_outputs(vars(args), _unquote)
         except TfgraphLabError as exc:
             raise UsageError(f"{exc}. The cell was not run.") from None
         if args.variable is not None and (
@@ -161,62 +161,45 @@ class TraceWatchMagics(Magics):
     # ------------------------------------------------------------------ the cell
     def _run_watched(self, compiled: _Cell, args: Any, budget: TraceBudget | None) -> Any:
         __tracebackhide__ = True
+        from .lifecycle import Lifecycle
         from .recorder import TraceRecorder
         from .tryfix import CellTrial
 
-        try:
-            recorder = TraceRecorder(budget, args.xla_budget)
-        except TfgraphLabError as exc:
-            raise UsageError(str(exc)) from None
-        live = None
         trial = CellTrial.for_flag(args.try_fix, lambda: self._exec(compiled), self.shell.user_ns)  # type: ignore[union-attr]
-        error: BaseException | None = None
-        value = None
         try:
-            recorder.start()
-        except TfgraphLabError as exc:
+            life = Lifecycle(
+                TraceRecorder(budget, args.xla_budget), args.outputs, _live if args.live else None
+            )
+            ran = life.run(lambda: self._exec(compiled) if trial is None else trial.first_run())
+        except TfgraphLabError as exc:  # the recording could not start: nothing ran
             raise UsageError(str(exc)) from None
-        try:
-            if args.live:
-                live = _start_live(recorder)
-            t0 = time.perf_counter()
-            value = self._exec(compiled) if trial is None else trial.first_run()
-            graph_seconds = time.perf_counter() - t0
-        except BaseException as exc:
-            error = exc
-        finally:
-            recorder.stop()
-            if live is not None:
-                live.close()
-        report = recorder.report
-        if args.all:
-            report = report.with_options(show_framework=True)
-        if args.compare_eager and error is None:
-            report = report.with_options(compare_eager=self._compare_runs(compiled, graph_seconds))
-        over = error is None and any(recorder.overruns())
+        options: dict[str, Any] = {"show_framework": True} if args.all else {}
+        if args.compare_eager and ran.error is None:
+            options["compare_eager"] = self._compare_runs(compiled, ran.seconds)
+        done = life.finish(**options)
+        over = ran.error is None and done.over_budget
         # The cell's value is the magic's result (Out[n], _ and ExecutionResult.result, as %%time
         # gives it) unless -o makes the report the result, or the cell fails: then it is shown.
-        if value is not None and error is None and (args.output or over):
-            display(value)
+        if ran.value is not None and ran.error is None and (args.output or over):
+            display(ran.value)
         # With -o the report is the cell's value and IPython shows it as Out[n]: displaying it
         # here too would show it twice. It is displayed here only when it will not be returned.
-        returned = args.output and error is None and not over
+        returned = args.output and ran.error is None and not over
         if not args.quiet and not returned:
-            display(report)
-        if trial is not None and error is None:
-            trial.show(report, graph_seconds, display)
+            display(done.report)
+        if trial is not None and ran.error is None:
+            trial.show(done.report, ran.seconds, display)
         if args.variable:
             shell: Any = self.shell
-            shell.user_ns[args.variable] = report
-        problems = finish(report, args.outputs)
-        if problems and error is None:
-            raise UsageError("; ".join(map(str, problems))) from None
-        for problem in problems:
+            shell.user_ns[args.variable] = done.report
+        if done.problems and ran.error is None:
+            raise UsageError("; ".join(map(str, done.problems))) from None
+        for problem in done.problems:
             print(f"tracewatch: {problem}", file=sys.stderr)  # the cell's own error follows
-        if error is not None:
-            raise error
-        recorder.check_budget()
-        return report if args.output else value
+        if ran.error is not None:
+            raise ran.error
+        done.check_budget()
+        return done.report if args.output else ran.value
 
     def _compile(self, cell: str) -> _Cell:
         """Compile the cell as ``%%time`` does (transform, parse, AST transforms), under the
@@ -370,7 +353,7 @@ def _unquote(text: str) -> str:
     return text
 
 
-def _start_live(recorder: Any) -> Any:
+def _live(recorder: Any) -> Any:
     from .live_display import show_live
 
     return show_live(recorder)

@@ -145,21 +145,20 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if not os.path.isfile(script):
             parser.error(f"no such script: {script!r}")
         script_args = args.args
-    from .output import check_outputs, finish, report_stream
+    from .output import check_outputs, report_stream
 
     try:  # before the script runs, and absolute: the script may os.chdir
-        outputs = check_outputs(args)
+        outputs = check_outputs(vars(args))
     except TfgraphLabError as exc:
         print(f"tfgraph-lab: {exc}. The script was not run.", file=sys.stderr)
         return 2
     _quiet_tensorflow()
     _XLA_LOG.prepare()  # TensorFlow's own XLA compile log, read during the watch (exact counts)
+    from .lifecycle import Lifecycle
     from .livelog import stream_to_stderr
     from .recorder import TraceRecorder
 
-    recorder = TraceRecorder(budget, xla_budget)
-    status = 0
-    interrupted = False
+    life = Lifecycle(TraceRecorder(budget, xla_budget), outputs)
     parent = os.getpid()
     old_argv = sys.argv
     if module is not None:
@@ -176,53 +175,47 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 1
     try:
         with stream_to_stderr(quiet=args.quiet, show_framework=args.all):
-            recorder.start()
-            try:
-                if module is not None:
-                    runpy.run_module(module, run_name="__main__", alter_sys=True)
-                else:
-                    runpy.run_path(script, run_name="__main__")
-            except SystemExit as exc:
-                status = _exit_code(exc.code)
-            except KeyboardInterrupt:
-                traceback.print_exc()
-                status, interrupted = 130, True
-            except BaseException:
-                traceback.print_exc()
-                status = 1
-            finally:
-                recorder.stop()
-    except TfgraphLabError as exc:
+            if module is not None:
+                ran = life.run(lambda: runpy.run_module(module, run_name="__main__", alter_sys=True))
+            else:
+                ran = life.run(lambda: runpy.run_path(script, run_name="__main__"))
+    except TfgraphLabError as exc:  # the recording could not start
         print(f"tfgraph-lab: {exc}", file=sys.stderr)
         return 2
     finally:
         sys.argv = old_argv
         if sys.path and sys.path[0] == path0:
             sys.path.pop(0)
+    status = _status(ran.error)
     if os.getpid() != parent:
         return status  # a forked child that returned: only the parent reports
     with contextlib.suppress(ValueError, OSError):  # the script may have closed sys.stdout
         sys.stdout.flush()
-    report = recorder.report
-    if args.all:
-        report = report.with_options(show_framework=True)
+    done = life.finish(show_framework=args.all)
     err = report_stream()
     if not args.quiet:
-        print(report, file=err)
-    problems = finish(report, outputs)
-    for problem in problems:
+        print(done.report, file=err)
+    for problem in done.problems:
         print(f"tfgraph-lab: {problem}", file=err)
-    if problems:
+    if done.problems:
         return status or 2
-    if interrupted:
+    if isinstance(ran.error, KeyboardInterrupt):
         _die_by_sigint(err)
-    sys.stderr.writelines(f"tfgraph-lab: warning: {w}\n" for w in recorder.report.budget_warnings)
-    if status == 0:
-        overruns, xla_overruns = recorder.overruns()
-        if overruns or xla_overruns:
-            print(f"tfgraph-lab: {budget_message(overruns, xla_overruns)}", file=sys.stderr)
-            return EXIT_BUDGET
+    sys.stderr.writelines(f"tfgraph-lab: warning: {w}\n" for w in done.report.budget_warnings)
+    if status == 0 and done.over_budget:
+        print(f"tfgraph-lab: {budget_message(list(done.overruns), list(done.xla_overruns))}", file=sys.stderr)
+        return EXIT_BUDGET
     return status
+
+
+def _status(error: BaseException | None) -> int:
+    """The exit status ``python SCRIPT`` would end with; prints the traceback it would print."""
+    if error is None:
+        return 0
+    if isinstance(error, SystemExit):
+        return _exit_code(error.code)
+    traceback.print_exception(error)
+    return 130 if isinstance(error, KeyboardInterrupt) else 1
 
 
 def _die_by_sigint(err: TextIO) -> None:

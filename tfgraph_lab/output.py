@@ -125,12 +125,24 @@ def report_stream() -> TextIO:
 
 @dataclass(frozen=True)
 class Output:
-    """One file a finished watch can write: its flag, an example path, and its writer."""
+    """One file (or folder) a finished watch can write: its flag, an example path, its writer,
+    and its check (``(path, name) -> path to write``), run before the watched code runs."""
 
     flag: str
     example: str
     write: Callable[[TraceReport, str], Any]
-    directory: bool = False
+    check: Callable[[str, str], str]
+
+
+def _check_file(example: str) -> Callable[[str, str], str]:
+    return lambda path, name: check_writable(path, name, example)
+
+
+def _check_log_dir(path: str, name: str) -> str:
+    from .tensorboard import check_log_dir
+
+    checked = check_log_dir(path, name)  # TensorFlow's writer creates the folder
+    return checked if "://" in checked else os.path.abspath(checked)  # gs://, s3://: TF's own
 
 
 def _write_tensorboard(report: TraceReport, path: str) -> None:
@@ -139,29 +151,30 @@ def _write_tensorboard(report: TraceReport, path: str) -> None:
     write_watch_scalars(report, path)
 
 
-# Every output of a watch by its option name: the magic and `tfgraph-lab run` offer these same
-# flags and write them through finish(), as pyinstrument picks a renderer by name.
+# Every output of a watch by its option name: the magic, `tfgraph-lab run` and watch() write
+# these through one finish() (lifecycle.Lifecycle), as pyinstrument picks a renderer by name.
 OUTPUTS: dict[str, Output] = {
-    "json": Output("--json", "report.json", write_json),
-    "trace": Output("--trace", "trace.json", write_chrome_trace),
-    "tensorboard": Output("--tensorboard", "logs", _write_tensorboard, directory=True),
+    "json": Output("--json", "report.json", write_json, _check_file("report.json")),
+    "trace": Output("--trace", "trace.json", write_chrome_trace, _check_file("trace.json")),
+    "tensorboard": Output("--tensorboard", "logs", _write_tensorboard, _check_log_dir),
 }
 
 
-def check_outputs(options: Any, unquote: Callable[[str], str] = str) -> dict[str, str]:
-    """``{name: absolute path}`` of the outputs ``options`` asks for (attributes named as in
-    :data:`OUTPUTS`), each checked writable before the watched code runs."""
+def check_outputs(
+    asked: Mapping[str, Any],
+    unquote: Callable[[str], str] = str,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """``{name: path}`` of the outputs ``asked`` names (keys as in :data:`OUTPUTS`, a value of
+    None: not asked), each checked before the watched code runs (its side effects must not
+    happen for a report that cannot be saved) and made absolute (the code may ``os.chdir``).
+    ``names`` spell an output's option for error messages (default: its flag)."""
     out: dict[str, str] = {}
     for name, spec in OUTPUTS.items():
-        path = getattr(options, name, None)
+        path = asked.get(name)
         if path is None:
             continue
-        if spec.directory:  # TensorFlow's writer creates it; only make it absolute
-            if not str(path).strip():
-                raise TfgraphLabError(f"{spec.flag} needs a directory, e.g. {spec.flag} {spec.example}")
-            out[name] = os.path.abspath(unquote(str(path)))
-        else:
-            out[name] = check_writable(unquote(str(path)), spec.flag, spec.example)
+        out[name] = spec.check(unquote(os.fspath(path)), (names or {}).get(name, spec.flag))
     return out
 
 

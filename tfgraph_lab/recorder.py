@@ -28,9 +28,11 @@ from ._xla_log import LogWindow
 from .budget import TraceBudget
 from .counts import Selection
 from .datatypes import Event, FunctionSummary
-from .errors import TfgraphLabError, TraceBudgetExceeded, UnknownBudgetName
+from .errors import TraceBudgetExceeded, UnknownBudgetName
 from .explain import NOT_RETRACES
+from .lifecycle import Finished, Lifecycle
 from .livelog import log_folded, log_retrace_record
+from .output import check_outputs
 from .report import TraceReport
 
 __all__ = [
@@ -304,27 +306,30 @@ def watch(
     the watch (see :mod:`tfgraph_lab.tensorboard`).
     """
     recorder = TraceRecorder(max_traces, max_xla_compiles)
-    if tensorboard_dir is not None:
-        from .tensorboard import check_log_dir
-
-        tensorboard_dir = check_log_dir(tensorboard_dir, "tensorboard_dir")  # before the block runs
-    failed = False
+    outputs = check_outputs({"tensorboard": tensorboard_dir}, names={"tensorboard": "tensorboard_dir"})
+    life = Lifecycle(recorder, outputs, _live_view if live else None)
+    life.start()
     try:
-        with recorder:
-            view = _live_view(recorder) if live else None
-            try:
-                yield recorder
-            finally:
-                if view is not None:
-                    view.close()
+        yield recorder
     except BaseException:
-        failed = True
+        _end_watch(life.finish(), failed=True)
         raise
-    finally:
-        if tensorboard_dir is not None and recorder.started_at and not recorder.active:
-            _write_scalars(recorder.report, tensorboard_dir, failed)
-    if view is not None:
-        view.close(recorder.report)  # the report takes the live view's place
+    _end_watch(life.finish(replace_view=True), failed=False)
+
+
+def _end_watch(done: Finished, failed: bool) -> None:
+    """How ``watch()`` ends: a budget naming no function seen warns (as pytest warns of an
+    unknown marker), a broken budget raises :class:`TraceBudgetExceeded`, an output that could
+    not be written raises, unless the block's own exception (or the budget's) leaves the
+    ``with``: then it only warns."""
+    for text in done.report.budget_warnings:
+        warnings.warn(text, UnknownBudgetName, stacklevel=4)
+    if done.problems and not (failed or done.over_budget):
+        raise done.problems[0]
+    for problem in done.problems:
+        warnings.warn(f"tfgraph_lab: {problem}", stacklevel=4)
+    if not failed:
+        done.check_budget()
 
 
 def _labels_for(
@@ -334,19 +339,6 @@ def _labels_for(
     files = {f.filename for f in functions}
     files.update(e.caller.rsplit(":", 1)[0] for e in events if e.caller)
     return {file: labels[file] for file in sorted(files) if file in labels}
-
-
-def _write_scalars(report: TraceReport, log_dir: str | os.PathLike[str], failed: bool) -> None:
-    """The watch's TensorBoard scalars. When the block raised, its exception is the one that
-    leaves the ``with``: a failed write is a warning then, never a replacement."""
-    from .tensorboard import write_watch_scalars
-
-    try:
-        write_watch_scalars(report, log_dir)
-    except TfgraphLabError as exc:
-        if not failed:
-            raise
-        warnings.warn(f"tfgraph_lab: {exc}", stacklevel=4)
 
 
 def _live_view(recorder: TraceRecorder) -> Any:

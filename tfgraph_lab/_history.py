@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from . import _tf_adapter as tfa
 from ._calllog import FunctionState, GraphState
+from ._pycode import cell_label, innermost_python_function
 from .counts import is_retrace
 from .datatypes import Reason
 from .explain import explain_trace, mark_wasted
@@ -34,11 +35,27 @@ class History:
     def __init__(self) -> None:
         self.objects_per_code: dict[tuple[str, str, int, str, str], int] = {}
         self.last_graphs: dict[tuple[str, str, int, str, str], list[Signature]] = {}
+        # The code object the latest function object ran: a notebook cell run again compiles
+        # its source anew, a loop re-wraps the same code (a code object: constants, no globals)
+        self.codes: dict[tuple[str, str, int, str, str], object] = {}
 
     def reset(self) -> None:
         """Forget every earlier function object (see ``recorder.reset_recording``)."""
         self.objects_per_code.clear()
         self.last_graphs.clear()
+        self.codes.clear()
+
+    def cell_rerun(self, key: tuple[str, str, int, str, str], state: FunctionState) -> bool:
+        """The first graph of ``state`` is its cell's re-run: an IPython cell defined this
+        function's code again (a new code object for the same place), not a loop re-wrapping it."""
+        fn = state.ref()
+        python_function = innermost_python_function(getattr(fn, "_python_function", None))
+        code = getattr(python_function, "__code__", None)
+        if code is None:
+            return False
+        before = self.codes.get(key)
+        self.codes[key] = code
+        return before is not None and before is not code and cell_label(state.info.filename) is not None
 
     def code_key(self, info: tfa.FunctionInfo) -> tuple[str, str, int, str, str]:
         # Terminal IPython names a cell "<ipython-input-12-3f2a…>": the execution count changes
@@ -60,8 +77,10 @@ def explain_new_graph(
     earlier = [g for g in state.graph_list if g is not graph and g.seq < graph.seq]
     code_key = HISTORY.code_key(state.info)
     objects_before = HISTORY.objects_per_code.get(code_key, 0)
+    rerun = False
     if not earlier:  # the first graph of this function object
         HISTORY.objects_per_code[code_key] = objects_before + 1
+        rerun = HISTORY.cell_rerun(code_key, state)
     other_objects = HISTORY.last_graphs.get(code_key, [])
     reasons = explain_trace(
         new=graph.signature,
@@ -73,6 +92,7 @@ def explain_new_graph(
         reduce_retracing=state.info.reduce_retracing,
         qualname=state.info.qualname,
         kind=state.info.kind,
+        cell_rerun=rerun,
     )
     HISTORY.last_graphs[code_key] = ([*other_objects, graph.signature])[-_KEPT_SIGNATURES:]
     graph.retrace = is_retrace([r.code for r in reasons])  # decided here, once (counts.py)

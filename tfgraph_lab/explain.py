@@ -65,11 +65,13 @@ def explain_trace(
     reduce_retracing: bool = False,
     qualname: str = "",
     kind: str = "function",
+    cell_rerun: bool = False,
 ) -> list[Reason]:
     """Explain one new graph against the graphs cached before it (same function object).
 
     ``kind`` is ``method`` for the per-instance function TF makes for a decorated method,
     ``restored`` for a SavedModel-restored function, ``tf.data`` for a dataset transformation.
+    ``cell_rerun``: the new object comes from a notebook cell that defined the function again.
     """
     seen = call if call is not None else new
     name = code_name(qualname)
@@ -84,6 +86,8 @@ def explain_trace(
                 )
             ]
         if other_objects and kind not in ("tf.data", "restored"):
+            if cell_rerun:
+                return [_cell_rerun(qualname)]
             return [_new_function_object(qualname, len(other_objects))]
         what = {
             "restored": "a SavedModel-restored function: this trace only wraps the saved graph "
@@ -201,6 +205,22 @@ def _new_function_object(qualname: str, previous: int) -> Reason:
         fix="create the tf.function once and reuse it (or move the @tf.function definition "
         f"out of the loop or the cell that runs repeatedly): {plan.text(code_name(qualname))}",
         plans=(plan,),
+    )
+
+
+def _cell_rerun(qualname: str) -> Reason:
+    """Running a cell again runs its ``@tf.function`` definition again: a new object, an empty
+    cache (TF 2.21 keys the cache on the object). Expected, once per re-run; nothing to hoist."""
+    name = qualname or "this function"
+    return Reason(
+        "new-function-object",
+        argument="",
+        before="the tf.function the cell made when it ran before",
+        after="a new tf.function object",
+        message=f"re-running the cell that defines {name} made a new tf.function, whose cache starts "
+        "empty: expected, once per re-run of that cell",
+        fix="nothing to fix; to keep the graphs, run the defining cell once and re-run only the "
+        "cells that call it",
     )
 
 

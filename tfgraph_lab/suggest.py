@@ -117,6 +117,8 @@ def _suggest_for(
             text = f"{short}(..., {passes})  # tensors: a new value no longer makes a new graph"
             return text + (XLA_VALUE_NOTE if summary.jit_compile else "")
     if code == "new-function-object":
+        if not any(r.plans for r in reasons if r.code == code):
+            return None  # a re-run definition cell: expected, nothing to change
         return (
             f"{short}_fn = tf.function({short})  # once, outside the loop or cell\nfor ...: {short}_fn(...)"
         )

@@ -49,6 +49,14 @@ MODELLED_NOTE = (
 )
 
 _PREFIX = {"at-least": "≥ ", "about": "about "}
+# Where an estimated compilation shows (the function's row, a call's label), what it means.
+ESTIMATED = "estimated from the call time"
+ESTIMATED_NOTE = (
+    "estimated: counted from the call time, a call far slower than its graph's cached calls, "
+    "where Python could not see the shapes XLA compiled for (a function with None dimensions "
+    "called inside this graph, or a graph traced before the watch) and TensorFlow's compile "
+    "log was off"
+)
 
 
 def xla_prefix(kinds: Sequence[str]) -> str:
@@ -69,13 +77,14 @@ def xla_kind(fn: FunctionSummary) -> str:
 
 
 def xla_row_note(fn: FunctionSummary) -> str:
-    """``compiled by XLA 4×`` (``≥ 4×`` modelled; ``about 4× (1 estimated)``) for the
+    """``compiled by XLA 4×`` (``≥ 4×`` modelled; ``about 4× (1 estimated from the call
+    time)``) for the
     function table, else ``""``."""
     if not fn.xla_compiles:
         return ""
     note = f"compiled by XLA {xla_count(fn.xla_compiles, [xla_kind(fn)])}"
     if fn.xla_estimated:
-        note += f" ({fn.xla_estimated} estimated)"
+        note += f" ({fn.xla_estimated} {ESTIMATED})"
     return note
 
 
@@ -122,10 +131,7 @@ def _notes(fn: FunctionSummary) -> list[str]:
     if fn.xla_compiles and xla_kind(fn) != "exact":
         notes.append(MODELLED_NOTE if xla_kind(fn) == "at-least" else "about: " + MODELLED_NOTE[3:])
     if fn.xla_estimated:
-        notes.append(
-            "estimated: XLA compiled a function called inside this graph with sizes only the "
-            "running graph knows; a call far slower than the graph's cached calls is counted"
-        )
+        notes.append(ESTIMATED_NOTE)
     return notes
 
 
@@ -142,7 +148,7 @@ def xla_lines(fn: FunctionSummary, events: Sequence[Event]) -> list[str]:
     lines += ["    note: " + n for n in _notes(fn)]
     said: set[tuple[str, str]] = set()
     for e in compiled[:MAX_COMPILES_SHOWN]:
-        label = f"    call #{e.index + 1}" + ("  (estimated)" if e.xla_estimated else "")
+        label = f"    call #{e.index + 1}" + (f"  ({ESTIMATED})" if e.xla_estimated else "")
         lines += reason_lines(e.xla_reasons, label, said, _compile_change)
         lines.append(f"        cost {fmt_seconds(e.seconds)}")
     if len(compiled) > MAX_COMPILES_SHOWN:
@@ -167,7 +173,7 @@ def xla_html(fn: FunctionSummary, events: Sequence[Event]) -> str:
     out += [f"<div class='tfgl-notice tfgl-xla-note'>{escape(n)}</div>" for n in _notes(fn)]
     said: set[tuple[str, str]] = set()
     for e in compiled[:MAX_COMPILES_SHOWN]:
-        label = f"call #{e.index + 1}" + (" (estimated)" if e.xla_estimated else "")
+        label = f"call #{e.index + 1}" + (f" ({ESTIMATED})" if e.xla_estimated else "")
         out.append(reasons_html(e.xla_reasons, label, said, retrace=False))
         out.append(f"<div class='tfgl-muted tfgl-event-meta'>cost {escape(fmt_seconds(e.seconds))}</div>")
     if len(compiled) > MAX_COMPILES_SHOWN:

@@ -158,7 +158,9 @@ def _tf_log(stderr: str) -> Counter[str]:
 
 
 def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=cwd, timeout=540)  # below pytest's 600 s
+    done = subprocess.run(
+        args, capture_output=True, text=True, env=env, cwd=cwd, timeout=540
+    )  # below pytest's 600 s
     assert done.returncode == 0, done.stderr[-4000:]
     return done
 
@@ -334,7 +336,9 @@ def test_tensorflow_2_15_log_lines_are_read(capfd: Any) -> None:
     """TF 2.15 writes its log through tsl, not absl (TF >= 2.16): real lines, read by the tee."""
     now = time.time()
     stamps = [now - 2.0, now - 1.0]  # local time, as tsl's logging.cc formats it (localtime)
-    t0, t1 = (time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) + f".{int(t % 1 * 1e6):06d}" for t in stamps)
+    t0, t1 = (
+        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) + f".{int(t % 1 * 1e6):06d}" for t in stamps
+    )
     log = XlaLog()
     log.requested, log.hide, log.user_level = True, True, 2  # as prepare() leaves it under run
     mark = log.open()
@@ -343,14 +347,20 @@ def test_tensorflow_2_15_log_lines_are_read(capfd: Any) -> None:
         os.write(2, _TF215_STDERR.format(t0=t0, t1=t1).encode())
     finally:
         window = log.close(mark)
-    assert [name for _, name in window.compiles] == ["__inference_head_17", "__inference___backward_loss_52_67"]
+    assert [name for _, name in window.compiles] == [
+        "__inference_head_17",
+        "__inference___backward_loss_52_67",
+    ]
     assert window.launches == 12 and window.proven  # the VLOG lines: not "Compiled cluster using XLA!"
     offset = time.time() - time.perf_counter()
     for (when, _), stamp in zip(window.compiles, stamps):
         assert abs(when + offset - stamp) < 0.05, (when + offset, stamp)  # the line's own time
     # the user's level 2 keeps INFO lines (and their continuations, absl's preamble) off stderr
     err = capfd.readouterr().err
-    assert err == f"{t0}: E external/local_xla/xla/stream_executor/stream_executor_internal.h:177] SetPriority unimplemented for this stream.\n"
+    assert (
+        err
+        == f"{t0}: E external/local_xla/xla/stream_executor/stream_executor_internal.h:177] SetPriority unimplemented for this stream.\n"
+    )
 
 
 def test_the_once_per_process_line_proves_nothing() -> None:

@@ -10,6 +10,7 @@ concrete shape) for this compilation and for the one before it on the same graph
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from .datatypes import Reason
 from .signatures import ArgLeaf, format_shape
@@ -24,6 +25,8 @@ __all__ = [
     "nested_compile_reason",
     "per_device_reason",
     "taped_reason",
+    "under_xla",
+    "xla_caveated",
 ]
 
 XLA_CODES = (
@@ -188,3 +191,42 @@ def logged_nested_reason(name: str) -> Reason:
         "graph is traced once",
         fix=XLA_FIX,
     )
+
+
+# A retrace fix under XLA (the function, or one it calls, has jit_compile=True) stops traces, not
+# compilations. Measured against TF 2.21's compile log (tests/test_xla_caveats.py): x[:k] with k
+# passed as a tensor: 1 trace, 3 compiles for k = 1, 2, 3 (also nested in a plain tf.function);
+# x * k: 1 trace, 1 compile; input_signature [None] for sizes 4, 3, 2: 1 trace, 3 compiles.
+XLA_CAVEAT_LEAD = "under XLA ("
+_VALUE_CODES = ("python-value-changed", "type-changed")
+_SHAPE_CODES = ("shape-changed", "rank-changed", "structure-changed")
+
+
+def under_xla(reason: Reason, nested: bool) -> Reason:
+    """``reason`` with the XLA trade of its fix said, in its text and in each plan's ``trade``:
+    a tensor argument that sets a shape or a compile-time constant still compiles once per value,
+    and a graph that takes any size still compiles once per concrete shape. ``nested``: the XLA
+    function is one this function calls, not the function itself."""
+    where = "in the jit_compile=True function it calls" if nested else "jit_compile=True"
+    if reason.code in _VALUE_CODES and reason.argument and (reason.plans or reason.code != "type-changed"):
+        caveat = (
+            f"{XLA_CAVEAT_LEAD}{where}) a tensor `{reason.argument}` stops the retraces, not the "
+            "compilations, where its value sets a shape or a compile-time constant (a slice size, "
+            "a tf.range limit, a reshape): XLA then compiles once per value — pad or bucket it "
+            "to a few sizes, or accept one compile per value"
+        )
+    elif reason.code in _SHAPE_CODES and reason.plans:
+        caveat = (
+            f"{XLA_CAVEAT_LEAD}{where}) one graph still compiles once per concrete shape (a None "
+            "dimension stops the retrace, not the compilation): pad or bucket the varying "
+            "dimension to a few sizes to compile less"
+        )
+    else:
+        return reason
+    plans = tuple(replace(p, trade=f"{p.trade}; {caveat}" if p.trade else caveat) for p in reason.plans)
+    return replace(reason, fix=f"{reason.fix}; {caveat}" if reason.fix else caveat, plans=plans)
+
+
+def xla_caveated(reasons: Sequence[Reason]) -> bool:
+    """Whether any of ``reasons`` carries the XLA trade (:func:`under_xla`)."""
+    return any(XLA_CAVEAT_LEAD in r.fix for r in reasons)

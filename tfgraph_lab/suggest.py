@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from .datatypes import FixPlan, FunctionSummary, Reason
 from .explain import NOT_RETRACES
+from .explain_xla import xla_caveated
 from .failures import creates_variable_per_trace
 from .fixes import code_name, input_signature_plan, reduce_retracing_helps, reduce_retracing_plan
 from .keras_fixes import flag_suggestion, keras_suggestion
@@ -74,6 +75,11 @@ XLA_VALUE_NOTE = (
     "\n# under jit_compile=True a value that sets a shape (a slice size, a tf.range limit) still "
     "compiles once per value with XLA: pad or bucket it to a few sizes, or accept one compile per value"
 )
+# Measured (TF 2.21): input_signature [None] under jit_compile=True, sizes 4, 3, 2: 1 trace, 3 compiles.
+XLA_SHAPE_NOTE = (
+    "# under jit_compile=True XLA still compiles once per concrete shape: pad or bucket the varying "
+    "dimension to a few sizes to compile less"
+)
 
 
 def _suggest_for(
@@ -99,11 +105,15 @@ def _suggest_for(
         if plan is None:
             return f"# call {short} with tensors of one shape (these calls differ in more than shapes)"
         promise = plan.promise
-        if any(r.code == "context-changed" and "device /" in r.after for r in reasons):
+        xla = summary.jit_compile or xla_caveated(reasons)  # it, or a function it calls
+        per_device = any(r.code == "context-changed" and "device /" in r.after for r in reasons)
+        if per_device:
             promise = PER_DEVICE_PROMISE + (PER_DEVICE_XLA if summary.jit_compile else "")
         lines = [f"@tf.function({plan.decorator})", f"def {short}(...): ...  # {promise}"]
         if plan.note:
             lines.append(f"# {plan.note}")
+        if xla and not (per_device and summary.jit_compile):
+            lines.append(XLA_SHAPE_NOTE)
         return "\n".join(lines)
     if code in ("dtype-changed", "type-changed", "structure-changed"):
         latest = _latest_plan(reasons, code)
@@ -115,7 +125,7 @@ def _suggest_for(
         if merged:
             passes = ", ".join(f"{a}={e}" for a, e in merged)
             text = f"{short}(..., {passes})  # tensors: a new value no longer makes a new graph"
-            return text + (XLA_VALUE_NOTE if summary.jit_compile else "")
+            return text + (XLA_VALUE_NOTE if summary.jit_compile or xla_caveated(reasons) else "")
     if code == "new-function-object":
         if not any(r.plans for r in reasons if r.code == code):
             return None  # a re-run definition cell: expected, nothing to change

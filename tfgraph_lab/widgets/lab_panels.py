@@ -33,6 +33,7 @@ def xla_count_html(state: LabState) -> str:
     word = "XLA compilation" if state.xla_compiles == 1 else "XLA compilations"
     return stat_html(word, f"{prefix}{state.xla_compiles:,}", _XLA_KIND_NOTE.get(prefix, ""))
 
+
 _FIXES = {
     VARIABLE_PER_TRACE: (
         "<div class='tfgl-fix'>fix: create the tf.Variable once, outside the function "

@@ -121,6 +121,7 @@ HIDDEN_IMPORTS = {
     "tfgraph_lab/_tf_adapter/rewrap.py": "the adapter: TensorFlow's module, already imported",
     "tfgraph_lab/_tf_adapter/functions.py": "the adapter: the Keras version, when Keras is imported",
     "tfgraph_lab/keras.py": "Keras 3 or tf_keras, whichever TensorFlow uses",
+    "tfgraph_lab/keras_guard.py": "the traceback_utils module of the Keras the callback imported",
     "tfgraph_lab/cli.py": "find_spec: is a -m module there, without importing it",
     "tfgraph_lab/workshop.py": "importlib.metadata: the installed version (no import)",
     "tfgraph_lab/hubcheck/learner.py": "code sent to a remote kernel as text",

@@ -70,6 +70,11 @@ def test_a_failing_call_unpatches_tensorflow_as_the_error_leaves_it(call: str) -
     cb.close()
 
 
+@pytest.mark.skipif(
+    keras.__version__.startswith("2."),
+    reason="Keras 2.15 itself: after a fit whose step's trace failed, the next fit raises "
+    "'Creating variables on a non-first call' with no callback at all",
+)
 def test_the_callback_works_again_after_a_failed_fit() -> None:
     model = tiny_model()
     cb = TraceCallback()
@@ -97,3 +102,128 @@ def test_interrupted_in_a_step_unpatches_too() -> None:
         model.fit(GOOD_X, GOOD_Y, batch_size=4, verbose=0, callbacks=[cb])
     assert not is_patched()
     cb.close()
+
+
+# ---------------------------------- an error outside a step: another callback, Keras's own code
+
+
+class Raises(keras.callbacks.Callback):  # type: ignore[misc]
+    """A user's callback that raises in one hook."""
+
+    def __init__(self, hook: str, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+        setattr(self, hook, self._raise)
+
+    def _raise(self, *args: Any, **kwargs: Any) -> None:
+        raise self.error
+
+
+def _unrelated_calls_are_not_recorded(cb: Any) -> None:
+    recorded = sum(f.calls for f in cb.report.functions)
+
+    @tf.function
+    def unrelated(x: Any) -> Any:
+        return x + 1
+
+    unrelated(tf.ones([2]))
+    assert sum(f.calls for f in cb.report.functions) == recorded, "recorded a call after the failure"
+
+
+OTHER_CALLBACK = {
+    "on_epoch_end, listed after": ("on_epoch_end", "after", "fit"),
+    "on_epoch_end, listed before": ("on_epoch_end", "before", "fit"),
+    "on_train_batch_end": ("on_train_batch_end", "after", "fit"),
+    "on_epoch_begin": ("on_epoch_begin", "before", "fit"),
+    "on_test_batch_end": ("on_test_batch_end", "after", "evaluate"),
+    "on_predict_batch_begin": ("on_predict_batch_begin", "before", "predict"),
+    "on_train_end, listed before": ("on_train_end", "before", "fit"),
+}
+
+
+@pytest.mark.parametrize("case", list(OTHER_CALLBACK))
+@pytest.mark.parametrize("error", [RuntimeError("a user's callback broke"), KeyboardInterrupt()])
+def test_another_callback_raising_unpatches_tensorflow_as_the_error_leaves(
+    case: str, error: BaseException
+) -> None:
+    hook, where, call = OTHER_CALLBACK[case]
+    logger = logging.getLogger("tfgraph_lab")
+    propagate = logger.propagate
+    model = tiny_model()
+    cb = TraceCallback()
+    other = Raises(hook, error)
+    callbacks = [other, cb] if where == "before" else [cb, other]
+    run = {
+        "fit": lambda: model.fit(GOOD_X, GOOD_Y, epochs=2, batch_size=4, verbose=0, callbacks=callbacks),
+        "evaluate": lambda: model.evaluate(GOOD_X, GOOD_Y, batch_size=4, verbose=0, callbacks=callbacks),
+        "predict": lambda: model.predict(GOOD_X, batch_size=4, verbose=0, callbacks=callbacks),
+    }[call]
+    with pytest.raises(type(error)):
+        run()
+    assert not is_patched(), "TensorFlow left patched after another callback raised"
+    assert logger.propagate == propagate, "the tfgraph_lab logger was left changed"
+    _unrelated_calls_are_not_recorded(cb)
+    cb.close()
+
+
+def test_a_callback_list_passed_in_is_left_as_it_was() -> None:
+    model = tiny_model()
+    cb = TraceCallback()
+    callbacks = keras.callbacks.CallbackList([cb, Raises("on_epoch_end", RuntimeError("x"))], model=model)
+    before = dict(vars(callbacks))
+    with pytest.raises(RuntimeError):
+        model.fit(GOOD_X, GOOD_Y, epochs=2, batch_size=4, verbose=0, callbacks=callbacks)
+    assert not is_patched()
+    assert {k for k in vars(callbacks) if k.startswith("on_")} == {k for k in before if k.startswith("on_")}
+    model.fit(GOOD_X, GOOD_Y, epochs=1, batch_size=4, verbose=0, callbacks=[cb])
+    assert not is_patched()
+    cb.close()
+
+
+def test_keras_own_code_raising_between_steps_unpatches_too() -> None:
+    """Validation data whose lengths differ: Keras 3.15 builds its iterator after the first
+    epoch, in fit's own code (no step, no callback), and raises ValueError there."""
+    logger = logging.getLogger("tfgraph_lab")
+    propagate = logger.propagate
+    model = tiny_model()
+    cb = TraceCallback()
+    bad_validation = (np.zeros((5, 4), "float32"), np.zeros((3, 1), "float32"))
+    with pytest.raises(ValueError):
+        model.fit(GOOD_X, GOOD_Y, validation_data=bad_validation, verbose=0, callbacks=[cb])
+    assert sum(f.calls for f in cb.report.functions) > 0  # the first epoch ran, watched
+    assert not is_patched(), "TensorFlow left patched after Keras's own code raised"
+    assert logger.propagate == propagate
+    _unrelated_calls_are_not_recorded(cb)
+    cb.close()
+
+
+def test_keras_is_left_as_it_was() -> None:
+    """The guards wrap Keras's traceback filter and a CallbackList only while a call runs."""
+    from keras.src.utils import traceback_utils
+
+    original = traceback_utils._process_traceback_frames
+    model = tiny_model()
+    cb = TraceCallback()
+    model.fit(GOOD_X, GOOD_Y, epochs=1, batch_size=4, verbose=0, callbacks=[cb])
+    assert traceback_utils._process_traceback_frames is original
+    with pytest.raises(ValueError):
+        model.fit(GOOD_X, GOOD_Y, validation_data=(GOOD_X[:5], GOOD_Y[:3]), verbose=0, callbacks=[cb])
+    assert traceback_utils._process_traceback_frames is original
+    cb.close()
+
+
+def test_with_keras_traceback_filtering_off_a_callback_error_still_unpatches() -> None:
+    # Keras 3 keeps its own switch; Keras 2.15 reads TensorFlow's
+    switch = getattr(keras, "config", None) if keras.__version__.startswith("3.") else tf.debugging
+    switch.disable_traceback_filtering()
+    try:
+        model = tiny_model()
+        cb = TraceCallback()
+        with pytest.raises(RuntimeError):
+            model.fit(
+                GOOD_X, GOOD_Y, epochs=2, verbose=0, callbacks=[cb, Raises("on_epoch_end", RuntimeError("x"))]
+            )
+        assert not is_patched()
+        cb.close()
+    finally:
+        switch.enable_traceback_filtering()

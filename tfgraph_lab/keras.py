@@ -26,6 +26,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from .errors import TfgraphLabError, TraceBudgetExceeded, UsageProblem
+from .keras_guard import find_caller, guard_call, guard_callbacks, guard_step
 from .keras_names import KerasNames
 from .livelog import stream_to_stderr
 from .merge import merge_reports
@@ -58,58 +59,6 @@ def _stop_quietly(watch: list[Any]) -> None:
     for item in watch:
         item.close()
     watch.clear()
-
-
-class _StepGuard:
-    """Keras's step function (``model.train_function``, ``test_function``,
-    ``predict_function``) while a watched call runs: a failure inside it ends the watch before
-    the error leaves ``fit``.
-
-    Keras 3.15's ``fit``/``evaluate``/``predict`` call no callback method once they raise (no
-    ``on_*_end``, no try/finally around the loop: keras/src/backend/tensorflow/trainer.py), so
-    a callback alone cannot see the failure. Each step is looked up on the model at every
-    batch (``logs = self.train_function(iterator)``), which is where Keras spends its time and
-    where its errors come from (a wrong input shape fails the step's trace, bad data the step,
-    Ctrl-C lands in it): the callback puts this guard there for the call and puts Keras's
-    function back when the call ends or fails. A failure outside a step (another callback
-    raising) still ends the watch only at the next watched call, ``cb.close()`` or garbage
-    collection. Public attributes are the step's own."""
-
-    _tfgraph_lab_step_guard = True
-
-    def __init__(self, step: Any, on_error: Any) -> None:
-        self.__wrapped__ = step
-        self._on_error = on_error  # a WeakMethod: the model must not keep the callback alive
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        __tracebackhide__ = True
-        try:
-            return self.__wrapped__(*args, **kwargs)
-        except BaseException:
-            on_error = self._on_error()
-            if on_error is not None:
-                on_error()
-            raise
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") and not name.startswith("__"):
-            raise AttributeError(name)  # not Trackable by duck typing: Keras tracks the step
-        return getattr(self.__wrapped__, name)
-
-
-def _guard_step(stack: ExitStack, model: Any, name: str, on_error: Any) -> None:
-    """Put a :class:`_StepGuard` on ``model.<name>`` until ``stack`` closes."""
-    step = getattr(model, name, None)
-    if step is None or getattr(type(step), "_tfgraph_lab_step_guard", False):
-        return
-    guard = _StepGuard(step, on_error)
-    setattr(model, name, guard)
-
-    def restore() -> None:
-        if getattr(model, name, None) is guard:  # Keras may have made a new one meanwhile
-            setattr(model, name, step)
-
-    stack.callback(restore)
 
 
 class TraceCallback(_Callback):  # type: ignore[misc]
@@ -235,14 +184,22 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         self._open.append(stack)
         self._name_functions(kind)  # before the guard: KerasNames reads Keras's own function
         self._guard(stack, kind)
+        # the failure paths outside the step: the other callbacks, Keras's own code (keras_guard)
+        try:
+            callbacks, frame = find_caller(self, getattr(self, "model", None), kind)
+            guard_callbacks(stack, callbacks, weakref.WeakMethod(self._failed))
+            guard_call(stack, _KERAS, frame, weakref.WeakMethod(self._failed))
+        except Exception:  # a Keras laid out otherwise: those failures end the watch later
+            pass
 
     def _guard(self, stack: ExitStack, kind: str) -> None:
         model = getattr(self, "model", None)
         if model is not None:
-            _guard_step(stack, model, f"{_FUNCTION_KIND[kind]}_function", weakref.WeakMethod(self._failed))
+            guard_step(stack, model, f"{_FUNCTION_KIND[kind]}_function", weakref.WeakMethod(self._failed))
 
     def _failed(self) -> None:
-        """A step of the watched call raised: Keras will call no ``on_*_end``, so end here."""
+        """The watched call is failing (its step, another callback or Keras's own code raised:
+        see keras_guard): Keras will call no ``on_*_end``, so end here."""
         if self._depth:
             self._stop()
 

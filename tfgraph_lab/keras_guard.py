@@ -1,0 +1,260 @@
+"""Ending a :class:`~tfgraph_lab.keras.TraceCallback` watch the moment a Keras call fails.
+
+Keras 3.15's ``fit``/``evaluate``/``predict`` (keras/src/backend/tensorflow/trainer.py) and
+Keras 2.15's (keras/src/engine/training.py) call no callback method once they raise: no
+``on_*_end``, no try/finally around the loop. A callback alone cannot see the failure, so
+while a watched call runs, three guards sit on the only code Keras does run when it fails,
+each put back when the watch ends:
+
+* :func:`guard_step` — the step function (``model.train_function``, ``test_function``,
+  ``predict_function``), looked up on the model at every batch. Errors of steps (a wrong input
+  shape fails the step's trace, bad data the step) and Ctrl-C, which lands where Keras spends
+  its time, end the watch here, ``BaseException`` included.
+* :func:`guard_callbacks` — the ``CallbackList`` that called the callback: every ``on_*``
+  method of that object (the user's other callbacks, Keras's progress bar and History) ends the
+  watch when it raises, ``KeyboardInterrupt`` included.
+* :func:`guard_call` — Keras's own code between steps and callbacks (building the validation
+  iterator, metrics): every ``Exception`` leaving a Keras API call passes through Keras's
+  traceback filter, ``filter_traceback``'s ``error_handler``, which calls the module's
+  ``_process_traceback_frames(e.__traceback__)`` (Keras 3.15 and 2.15 alike). While a watch
+  runs that module function is wrapped: when the traceback holds the watched call's own frame,
+  the exception is leaving that call. Keras skips the filter when traceback filtering is off
+  (``keras.config.disable_traceback_filtering()``): then an error in Keras's own code between
+  steps and callbacks ends the watch at the next watched call, ``cb.close()`` or garbage
+  collection.
+
+Each guard is shared by the watches that need it and removed with the last; what it wraps is
+restored exactly. Imports Keras only through the objects it is given.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+import weakref
+from collections.abc import Callable
+from contextlib import ExitStack
+from types import FrameType, ModuleType, TracebackType
+from typing import Any
+
+__all__ = ["find_caller", "guard_call", "guard_callbacks", "guard_step"]
+
+OnError = Callable[[], None]
+
+
+def _fire(handlers: dict[int, Any]) -> None:
+    """Call each live handler (``WeakMethod``s: a model or a CallbackList must not keep a
+    callback alive); one that raises does not stop the others or replace the user's error."""
+    for ref in list(handlers.values()):
+        on_error = ref()
+        if on_error is not None:
+            try:
+                on_error()
+            except Exception:
+                pass
+
+
+# ----------------------------------------------------------------------- steps
+class _StepGuard:
+    """Keras's step function while a watched call runs; public attributes are the step's own."""
+
+    _tfgraph_lab_step_guard = True
+
+    def __init__(self, step: Any, on_error: Any) -> None:
+        self.__wrapped__ = step
+        self._on_error = on_error
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        try:
+            return self.__wrapped__(*args, **kwargs)
+        except BaseException:
+            _fire({0: self._on_error})
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") and not name.startswith("__"):
+            raise AttributeError(name)  # not Trackable by duck typing: Keras tracks the step
+        return getattr(self.__wrapped__, name)
+
+
+def guard_step(stack: ExitStack, model: Any, name: str, on_error: Any) -> None:
+    """Put a :class:`_StepGuard` on ``model.<name>`` until ``stack`` closes."""
+    step = getattr(model, name, None)
+    if step is None or getattr(type(step), "_tfgraph_lab_step_guard", False):
+        return
+    guard = _StepGuard(step, on_error)
+    setattr(model, name, guard)
+
+    def restore() -> None:
+        if getattr(model, name, None) is guard:  # Keras may have made a new one meanwhile
+            setattr(model, name, step)
+
+    stack.callback(restore)
+
+
+# ------------------------------------------------------------------- callbacks
+class _ListGuard:
+    """The ``on_*`` methods of one CallbackList, wrapped for the watches that hold it."""
+
+    def __init__(self, callbacks: Any) -> None:
+        self.handlers: dict[int, Any] = {}
+        self.saved: dict[str, Any] = {}  # method name -> the instance's own value before (or _ABSENT)
+        self.wrappers: dict[str, Any] = {}
+        own = vars(callbacks)
+        for name in dir(type(callbacks)):
+            if not name.startswith("on_") or not callable(getattr(callbacks, name, None)):
+                continue
+            method = getattr(callbacks, name)
+            self.saved[name] = own.get(name, _ABSENT)
+            self.wrappers[name] = wrapper = self._wrap(method)
+            setattr(callbacks, name, wrapper)
+
+    def _wrap(self, method: Callable[..., Any]) -> Callable[..., Any]:
+        handlers = self.handlers
+
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            try:
+                return method(*args, **kwargs)
+            except BaseException:
+                _fire(handlers)
+                raise
+
+        return guarded
+
+    def restore(self, callbacks: Any) -> None:
+        own = vars(callbacks)
+        for name, wrapper in self.wrappers.items():
+            if own.get(name) is not wrapper:
+                continue  # someone else set it since: theirs now
+            before = self.saved[name]
+            if before is _ABSENT:
+                delattr(callbacks, name)
+            else:
+                setattr(callbacks, name, before)
+
+
+_ABSENT = object()
+_LISTS: weakref.WeakKeyDictionary[Any, _ListGuard] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def find_caller(callback: Any, model: Any, call: str) -> tuple[Any, FrameType | None]:
+    """From inside ``callback.on_<call>_begin``: the CallbackList calling it (the object whose
+    ``callbacks`` list holds ``callback``) and the frame of Keras's ``call`` method running on
+    ``model`` (``fit``, ``evaluate``, ``predict``); None for what is not found."""
+    found_list: Any = None
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if found_list is None and owner is not callback:
+            members = getattr(owner, "callbacks", None)
+            if isinstance(members, list) and any(c is callback for c in members):
+                found_list = owner
+        if owner is model and model is not None and frame.f_code.co_name == call:
+            return found_list, frame
+        frame = frame.f_back
+    return found_list, None
+
+
+def guard_callbacks(stack: ExitStack, callbacks: Any, on_error: Any) -> None:
+    """Wrap ``callbacks``' ``on_*`` methods (one wrapper shared by every watch on that
+    CallbackList) until ``stack`` closes; ``on_error`` (a WeakMethod) runs when one raises."""
+    if callbacks is None:
+        return
+    key = id(on_error)
+    with _LOCK:
+        guard = _LISTS.get(callbacks)
+        if guard is None:
+            try:
+                guard = _ListGuard(callbacks)
+                _LISTS[callbacks] = guard
+            except (TypeError, AttributeError):  # slots, no weak reference: left unguarded
+                return
+        guard.handlers[key] = on_error
+
+    def release() -> None:
+        with _LOCK:
+            guard.handlers.pop(key, None)
+            if not guard.handlers and _LISTS.get(callbacks) is guard:
+                del _LISTS[callbacks]
+                guard.restore(callbacks)
+
+    stack.callback(release)
+
+
+# -------------------------------------------------------- Keras's own code
+class _FilterHook:
+    """Keras's ``traceback_utils._process_traceback_frames``, wrapped while watches run."""
+
+    def __init__(self) -> None:
+        self.module: ModuleType | None = None
+        self.original: Any = None
+        self.installed: Any = None
+        self.watched: dict[int, tuple[FrameType, Any]] = {}  # id(frame) -> (frame, on_error)
+
+    def hook(self, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        watched = self.watched
+
+        def _process_traceback_frames(tb: Any) -> Any:
+            if watched:
+                try:
+                    leaving = set()
+                    walk: TracebackType | None = tb
+                    while walk is not None:
+                        leaving.add(id(walk.tb_frame))
+                        walk = walk.tb_next
+                    for key, (_frame, on_error) in list(watched.items()):
+                        if key in leaving:  # the watched call's own frame: leaving it
+                            _fire({0: on_error})
+                except Exception:
+                    pass
+            return original(tb)
+
+        return _process_traceback_frames
+
+
+_FILTER = _FilterHook()
+
+
+def _traceback_utils(keras: ModuleType) -> ModuleType | None:
+    """Keras's traceback_utils module (Keras 3 and 2.13+: ``<keras>.src.utils``), if it has the
+    function its ``filter_traceback`` calls on a failure."""
+    for name in (f"{keras.__name__}.src.utils.traceback_utils", f"{keras.__name__}.utils.traceback_utils"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if callable(getattr(module, "_process_traceback_frames", None)) and hasattr(module, "filter_traceback"):
+            return module
+    return None
+
+
+def guard_call(stack: ExitStack, keras: ModuleType, frame: FrameType | None, on_error: Any) -> None:
+    """Until ``stack`` closes, run ``on_error`` (a WeakMethod) when an exception leaves the call
+    running in ``frame`` through Keras's traceback filter."""
+    if frame is None:
+        return
+    module = _traceback_utils(keras)
+    if module is None:
+        return
+    key = id(frame)
+    with _LOCK:
+        if not _FILTER.watched:
+            _FILTER.module, _FILTER.original = module, module._process_traceback_frames
+            _FILTER.installed = _FILTER.hook(_FILTER.original)
+            module._process_traceback_frames = _FILTER.installed  # type: ignore[attr-defined]
+        _FILTER.watched[key] = (frame, on_error)
+
+    def release() -> None:
+        with _LOCK:
+            _FILTER.watched.pop(key, None)
+            if _FILTER.watched or _FILTER.module is None:
+                return
+            if getattr(_FILTER.module, "_process_traceback_frames", None) is _FILTER.installed:
+                _FILTER.module._process_traceback_frames = _FILTER.original  # type: ignore[attr-defined]
+            _FILTER.module = _FILTER.original = _FILTER.installed = None
+
+    stack.callback(release)

@@ -157,6 +157,10 @@ GIVEAWAYS = {
     "structure_guess": ["structure-changed", "**structure** (length, keys, nesting) is part"],
     "frozen_guess": ["reuses the graph while", "a changed value is a new key"],
     "loop_guess": ["2 graphs per epoch", "graphs per epoch"],
+    "nested_guess": ["into its own cache", "reuses it"],
+    "iterator_guess": ["An iterator's signature is its", "one graph serves every batch"],
+    "init_guess": ["and only then", "once per trace"],
+    "cond_guess": ["traces both branches", "both are traced"],
 }
 
 

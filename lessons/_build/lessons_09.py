@@ -21,8 +21,8 @@ what to do about it. Every output is TensorFlow's own (TF 2.21).
 
 **Goals:** nested `tf.function`s and gradients through them; Python iterators and generators
 vs `tf.data`; collecting values in a graph loop with `tf.TensorArray`; tensors that leak out of
-a graph; Python that runs on every call (`tf.py_function`) or once per trace (`tf.init_scope`);
-`tf.cond` and its two branches; debugging with `run_functions_eagerly`; a second Keras model
+a graph; Python that runs on every call (`tf.py_function`) and code lifted out of the graph
+(`tf.init_scope`); Python in `tf.cond`'s branches; debugging with `run_functions_eagerly`; a second Keras model
 in one `tf.function`."""),
         setup(),
         md("""## Nested `tf.function`s
@@ -181,7 +181,7 @@ except TypeError as error:             # shown here so that Run All goes on
         md("""Cure: everything a `tf.function` produces leaves it as a **return value** (or is assigned
 to a `tf.Variable`, which lives outside the graph).
 
-## Python on every call, or once per trace: `tf.py_function` and `tf.init_scope`
+## When Python runs: `tf.py_function` and `tf.init_scope`
 
 Lesson 02 showed that Python side effects run only while tracing. Two tools change *when*
 Python runs. `tf.py_function` puts a call back into Python into the graph: it runs on **every
@@ -208,10 +208,8 @@ for value in (1.0, 2.0, 3.0):
 print("Python saw", seen_values, "| tracing count:", with_python.experimental_get_tracing_count())"""),
         md("""`tf.init_scope()` does the opposite: inside a `tf.function`, the code under it runs
 **eagerly, while tracing** — lifted out of the graph (its documented use: creating and
-initialising variables once). Its TF ops run then, and only then: they are not part of the
-graph.
-**Predict:** `counter.assign_add(1)` below is under `tf.init_scope()`. What is `counter`'s
-value after three calls of `stamp` with float32 scalars?"""),
+initialising variables). **Predict:** `counter.assign_add(1)` below is under
+`tf.init_scope()`. What is `counter`'s value after three calls of `stamp` with float32 scalars?"""),
         code("""\
 counter = tf.Variable(0)
 
@@ -227,12 +225,12 @@ for value in (1.0, 2.0, 3.0):
     stamp(tf.constant(value))
 print("counter:", int(counter.numpy()))"""),
         grade("init_guess", "int(counter.numpy())", what="counter"),
-        md("""**Explain.** Under `tf.init_scope()` the `assign_add` ran eagerly while `stamp` was traced,
-once; the graph has no `assign_add` in it. Written without the `with` line it is a graph op and
+        md("""**Explain.** Under `tf.init_scope()` the `assign_add` ran eagerly while `stamp` was traced —
+once, for three calls of one signature — and only then: the graph has no `assign_add` in it. Written without the `with` line it is a graph op and
 counts every call (lesson 02's exercise). A value computed under `init_scope` is baked into the
 graph as a constant, like any Python value read while tracing.
 
-## `tf.cond` traces both branches
+## Python in `tf.cond`'s branches
 
 **Predict:** each branch of the `tf.cond` below appends its name to `seen` (Python). After one
 call with `training = tf.constant(False)`, how many names are in `seen`?"""),

@@ -14,6 +14,7 @@ import keyword
 import statistics
 import sys
 import time
+from functools import partial
 from types import CodeType
 from typing import Any, NamedTuple
 
@@ -165,12 +166,13 @@ class TraceWatchMagics(Magics):
         from .recorder import TraceRecorder
         from .tryfix import CellTrial
 
-        trial = CellTrial.for_flag(args.try_fix, lambda: self._exec(compiled), self.shell.user_ns)  # type: ignore[union-attr]
+        run_cell = partial(self._exec, compiled)  # no frame of ours in the cell's traceback
+        trial = CellTrial.for_flag(args.try_fix, run_cell, self.shell.user_ns)  # type: ignore[union-attr]
         try:
             life = Lifecycle(
                 TraceRecorder(budget, args.xla_budget), args.outputs, _live if args.live else None
             )
-            ran = life.run(lambda: self._exec(compiled) if trial is None else trial.first_run())
+            ran = life.run(run_cell if trial is None else trial.first_run)
         except TfgraphLabError as exc:  # the recording could not start: nothing ran
             raise UsageError(str(exc)) from None
         options: dict[str, Any] = {"show_framework": True} if args.all else {}

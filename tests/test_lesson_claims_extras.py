@@ -100,14 +100,18 @@ def test_an_iterator_argument_traces_once_for_every_batch_size() -> None:
     batches = tf.data.Dataset.from_tensor_slices(tf.ones([200, 8])).batch(32)
     assert batches.element_spec.shape.as_list() == [None, 8]
 
+    shapes: list[list[int | None]] = []
+
     @tf.function
     def step_on_iterator(iterator: Any) -> Any:
-        return tf.reduce_sum(next(iterator))
+        batch = next(iterator)
+        shapes.append(batch.shape.as_list())
+        return tf.reduce_sum(batch)
 
     iterator = iter(batches)
     for _ in range(7):
         step_on_iterator(iterator)
-    assert count(step_on_iterator) == 1
+    assert count(step_on_iterator) == 1 and shapes == [[None, 8]]
 
     @tf.function
     def step_on_batch(batch: Any) -> Any:

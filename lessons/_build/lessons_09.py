@@ -22,8 +22,8 @@ what to do about it. Every output is TensorFlow's own (TF 2.21).
 **Goals:** nested `tf.function`s and gradients through them; Python iterators and generators
 vs `tf.data`; collecting values in a graph loop with `tf.TensorArray`; tensors that leak out of
 a graph; Python that runs on every call (`tf.py_function`) and code lifted out of the graph
-(`tf.init_scope`); Python in `tf.cond`'s branches; debugging with `run_functions_eagerly`; a second Keras model
-in one `tf.function`."""),
+(`tf.init_scope`); Python in `tf.cond`'s branches; debugging with `run_functions_eagerly`; a
+second Keras model in one `tf.function`."""),
         setup(),
         md("""## Nested `tf.function`s
 
@@ -64,7 +64,8 @@ print("dy/dx at 3:", tape.gradient(y, x).numpy(), "| outer's tracing count:", ou
         md("""## Python iterators and generators vs `tf.data`
 
 A Python loop over a Python iterable — a list, a generator — runs **while tracing**: it is
-unrolled into the graph, one copy of the body per item, and the items become constants. A
+unrolled into the graph, one copy of the body per item, fixed when the graph is traced (a
+generator's items become constants in it). A
 `for` over a `tf.data.Dataset` is turned by AutoGraph into one loop in the graph, whatever the
 dataset's length."""),
         code("""\
@@ -116,11 +117,10 @@ print("step_on_iterator:", step_on_iterator.experimental_get_tracing_count())"""
         grade("iterator_guess", "step_on_iterator.experimental_get_tracing_count()", what="traces"),
         md("""**Explain.** An iterator's signature is its dataset's `element_spec`, printed above: `(None, 8)`.
 Inside the graph, `next(iterator)` returns a batch of that shape: one graph serves every batch
-size. Passing each batch as a tensor instead keys the
-cache on its actual shape, `(32, 8)` and then `(8, 8)`, as lesson 04 showed. This is the reason
+size. Passing each batch as a tensor instead keys the cache on its actual shape, `(32, 8)` and then `(8, 8)`, as lesson 04 showed. This is the reason
 Keras's `fit` traces its step once (lesson 07): its step reads batches whose batch dimension is
-unknown, and Keras adds `reduce_retracing=True`. Nothing in Keras inspects and relaxes your
-shapes by itself."""),
+unknown, and Keras adds `reduce_retracing=True`. Keras has no shape-relaxing of its own: the
+unknown dimension comes from `tf.data`, the relaxing from TensorFlow."""),
         code("""\
 @tf.function
 def step_on_batch(batch):
@@ -226,8 +226,8 @@ for value in (1.0, 2.0, 3.0):
 print("counter:", int(counter.numpy()))"""),
         grade("init_guess", "int(counter.numpy())", what="counter"),
         md("""**Explain.** Under `tf.init_scope()` the `assign_add` ran eagerly while `stamp` was traced —
-once, for three calls of one signature — and only then: the graph has no `assign_add` in it. Written without the `with` line it is a graph op and
-counts every call (lesson 02's exercise). A value computed under `init_scope` is baked into the
+once, for three calls of one signature — and only then: the graph has no `assign_add` in it.
+Written without the `with` line it is a graph op and counts every call (lesson 02's exercise). A value computed under `init_scope` is baked into the
 graph as a constant, like any Python value read while tracing.
 
 ## Python in `tf.cond`'s branches

@@ -1,4 +1,5 @@
-"""Shared test set-up: quiet TensorFlow, and fail any test that leaves TensorFlow patched."""
+"""Shared test set-up: quiet TensorFlow, fail any test that leaves TensorFlow patched, and the one
+IPython shell fixture every magic test module uses."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -62,3 +64,31 @@ def fresh_recording() -> None:
     from tfgraph_lab.recorder import reset_recording
 
     reset_recording()
+
+
+@pytest.fixture(scope="module")
+def shell(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """IPython's shell with ``%load_ext tfgraph_lab``, shared by the tests of one module.
+
+    A module that needs cells run first (imports, a tf.function its tests share) names them in a
+    module-level ``SHELL_SETUP`` string. Each module starts from a fresh recording state, so a
+    function object an earlier module defined from the same source is not this module's
+    new-function-object retrace; after the module, monitoring is off and the extension unloaded.
+    """
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from tfgraph_lab.recorder import reset_recording
+
+    ip = InteractiveShell.instance()
+    reset_recording()
+    ip.run_line_magic("load_ext", "tfgraph_lab")
+    setup = getattr(request.module, "SHELL_SETUP", "")
+    if setup:
+        result = ip.run_cell(setup)
+        assert result.success, f"SHELL_SETUP of {request.module.__name__} failed: {result.error_in_exec!r}"
+    yield ip
+    from tfgraph_lab.monitor import shell_monitor
+
+    shell_monitor(ip).stop()  # before unloading: an unload while on would resume at the next load
+    if "tfgraph_lab" in ip.extension_manager.loaded:
+        ip.run_line_magic("unload_ext", "tfgraph_lab")

@@ -11,7 +11,6 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 from _cli import run_cli  # noqa: E402
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
 import tfgraph_lab  # noqa: E402
 from tfgraph_lab.budget import TraceBudget  # noqa: E402
@@ -48,13 +47,7 @@ def test_watch_warns_and_the_report_says_it() -> None:
     assert again.budget_warnings == w.report.budget_warnings
 
 
-@pytest.fixture(scope="module")
-def shell() -> Any:
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "tfgraph_lab")
-    ip.run_cell("import tensorflow as tf\n@tf.function\ndef step(x):\n    return x + 1\n")
-    yield ip
-    ip.run_line_magic("unload_ext", "tfgraph_lab")
+SHELL_SETUP = "import tensorflow as tf\n@tf.function\ndef step(x):\n    return x + 1\n"  # run once in the shared `shell` (conftest.py)
 
 
 def test_magic_report_names_the_typo_and_line_mode_flags_are_usage_errors(shell: Any) -> None:

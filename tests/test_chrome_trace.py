@@ -176,27 +176,21 @@ def test_the_readme_preview_tool_draws_every_event(tmp_path: Any) -> None:
     assert "▲ shape-changed" in text
 
 
-def test_tracewatch_trace_flag_writes_the_timeline(tmp_path: Any) -> None:
-    from IPython.core.interactiveshell import InteractiveShell
-
+def test_tracewatch_trace_flag_writes_the_timeline(shell: Any, tmp_path: Any) -> None:
     from tfgraph_lab.recorder import is_patched
 
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "tfgraph_lab")
-    try:
-        ip.run_cell("import tensorflow as tf\n@tf.function\ndef k(x):\n    return x - 2\n")
-        path = tmp_path / "cell trace.json"
-        result = ip.run_cell(f"%%tracewatch -q --trace '{path}'\nfor n in (1, 2, 2):\n    k(tf.ones([n]))\n")
-        assert result.success and not is_patched()
-        events = complete_events(json.loads(path.read_text()))
-        assert [e["cat"] for e in events] == ["trace", "trace", "call"]
-        assert events[1]["args"]["reasons"] == ["shape-changed"]
-        # A path that cannot be written is refused before the cell runs (its side effects too).
-        ip.user_ns["ran"] = 0
-        bad = ip.run_cell(f"%%tracewatch -q --trace {tmp_path / 'missing' / 't.json'}\nran = 1\n")
-        assert type(bad.error_in_exec).__name__ == "UsageError"
-        assert "does not exist" in str(bad.error_in_exec)
-        assert "The cell was not run" in str(bad.error_in_exec)
-        assert ip.user_ns["ran"] == 0 and not is_patched()
-    finally:
-        ip.run_line_magic("unload_ext", "tfgraph_lab")
+    ip = shell
+    ip.run_cell("import tensorflow as tf\n@tf.function\ndef k(x):\n    return x - 2\n")
+    path = tmp_path / "cell trace.json"
+    result = ip.run_cell(f"%%tracewatch -q --trace '{path}'\nfor n in (1, 2, 2):\n    k(tf.ones([n]))\n")
+    assert result.success and not is_patched()
+    events = complete_events(json.loads(path.read_text()))
+    assert [e["cat"] for e in events] == ["trace", "trace", "call"]
+    assert events[1]["args"]["reasons"] == ["shape-changed"]
+    # A path that cannot be written is refused before the cell runs (its side effects too).
+    ip.user_ns["ran"] = 0
+    bad = ip.run_cell(f"%%tracewatch -q --trace {tmp_path / 'missing' / 't.json'}\nran = 1\n")
+    assert type(bad.error_in_exec).__name__ == "UsageError"
+    assert "does not exist" in str(bad.error_in_exec)
+    assert "The cell was not run" in str(bad.error_in_exec)
+    assert ip.user_ns["ran"] == 0 and not is_patched()

@@ -18,14 +18,13 @@ import sys
 import textwrap
 import threading
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 tf = pytest.importorskip("tensorflow")
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
 import tfgraph_lab  # noqa: E402
 from tfgraph_lab import _tf_adapter as tfa  # noqa: E402
@@ -67,14 +66,7 @@ def last_json(stdout: str) -> Any:
     return json.loads(lines[-1])
 
 
-@pytest.fixture(scope="module")
-def shell() -> Iterator[Any]:
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "tfgraph_lab")
-    ip.run_cell("import tensorflow as tf")
-    yield ip
-    if "tfgraph_lab" in ip.extension_manager.loaded:
-        ip.run_line_magic("unload_ext", "tfgraph_lab")
+SHELL_SETUP = "import tensorflow as tf"  # run once in the shared `shell` (conftest.py)
 
 
 def define(shell: Any, name: str, body: str = "return x * 2") -> None:

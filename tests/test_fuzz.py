@@ -23,7 +23,6 @@ pytest.importorskip("tensorflow")
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 
 from tfgraph_lab import cli
 from tfgraph_lab.recorder import is_patched
@@ -74,15 +73,6 @@ MAGIC_LINE = st.builds(
     st.one_of(st.just([]), st.lists(JUNK_TOKENS, min_size=1, max_size=3)),
     st.integers(0, 5),
 )
-
-
-@pytest.fixture(scope="module")
-def shell() -> Iterator[Any]:
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "tfgraph_lab")
-    yield ip
-    ip.run_line_magic("tracewatch", "off")
-    ip.run_line_magic("unload_ext", "tfgraph_lab")
 
 
 @pytest.fixture

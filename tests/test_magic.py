@@ -4,25 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 pytest.importorskip("tensorflow")
 from _cli import run_cli
-from IPython.core.interactiveshell import InteractiveShell
 
 from tfgraph_lab.recorder import is_patched
 
-
-@pytest.fixture(scope="module")
-def shell() -> Iterator[Any]:
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "tfgraph_lab")
-    ip.run_cell("import tensorflow as tf\n@tf.function\ndef f(x):\n    return x + 1\n")
-    yield ip
-    ip.run_line_magic("unload_ext", "tfgraph_lab")
+SHELL_SETUP = "import tensorflow as tf\n@tf.function\ndef f(x):\n    return x + 1\n"  # run once in the shared `shell` (conftest.py)
 
 
 def run(shell: Any, cell: str) -> Any:

@@ -12,7 +12,6 @@ import pytest
 pytest.importorskip("tensorflow")
 
 from _cli import run_cli
-from IPython.core.interactiveshell import InteractiveShell
 
 from tfgraph_lab.output import OUTPUTS
 from tfgraph_lab.recorder import is_patched
@@ -35,18 +34,14 @@ def _scalars(log_dir: Path) -> dict[str, list[float]]:
     return out
 
 
-def test_the_magic_and_the_cli_write_every_output_of_the_registry(tmp_path: Path) -> None:
-    ip: Any = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "tfgraph_lab")
-    try:
-        # A cell of its own (the shared shell names an unnumbered cell by its source: the same
-        # definition run by another test would make this `f` a new-function-object retrace).
-        ip.run_cell(f"# {tmp_path}\nimport tensorflow as tf\n@tf.function\ndef f(x):\n    return x + 1\n")
-        options = " ".join(f"{s.flag} {tmp_path / ('cell-' + name)}" for name, s in OUTPUTS.items())
-        assert ip.run_cell(f"%%tracewatch -q {options}\n{CELL}").success
-        assert not is_patched()
-    finally:
-        ip.run_line_magic("unload_ext", "tfgraph_lab")
+def test_the_magic_and_the_cli_write_every_output_of_the_registry(shell: Any, tmp_path: Path) -> None:
+    ip = shell
+    # A cell of its own (the shared shell names an unnumbered cell by its source: the same
+    # definition run by another test would make this `f` a new-function-object retrace).
+    ip.run_cell(f"# {tmp_path}\nimport tensorflow as tf\n@tf.function\ndef f(x):\n    return x + 1\n")
+    options = " ".join(f"{s.flag} {tmp_path / ('cell-' + name)}" for name, s in OUTPUTS.items())
+    assert ip.run_cell(f"%%tracewatch -q {options}\n{CELL}").success
+    assert not is_patched()
     (tmp_path / "s.py").write_text(
         f"import tensorflow as tf\n@tf.function\ndef f(x):\n    return x + 1\n{CELL}"
     )

@@ -18,12 +18,10 @@ import contextlib
 import doctest
 import io
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import tensorflow as tf
-from IPython.core.interactiveshell import InteractiveShell
 
 from tfgraph_lab._pycode import code_location, innermost_python_function
 from tfgraph_lab.recorder import is_patched
@@ -59,14 +57,6 @@ SETUP = "import numpy as np\nimport tensorflow as tf\nfrom tensorflow.data impor
 def cells_of(name: str) -> list[str]:
     doc = SOURCES[name]().__doc__ or ""
     return [example.source for example in doctest.DocTestParser().get_examples(doc)]
-
-
-@pytest.fixture(scope="module")
-def shell() -> Iterator[Any]:
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "tfgraph_lab")
-    yield ip
-    ip.run_line_magic("unload_ext", "tfgraph_lab")
 
 
 def _functions(namespace: dict[str, Any]) -> dict[int, Any]:

@@ -5,27 +5,19 @@ shell, and the autouse fixture in conftest.py checks TensorFlow is left as it wa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 pytest.importorskip("tensorflow")
-from IPython.core.interactiveshell import InteractiveShell
 
 from tfgraph_lab.recorder import is_patched
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-@pytest.fixture(scope="module")
-def shell() -> Iterator[Any]:
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "tfgraph_lab")
-    ip.run_cell("import tensorflow as tf\n@tf.function\ndef rt(x):\n    return x + 1\n")
-    yield ip
-    ip.run_line_magic("unload_ext", "tfgraph_lab")
+SHELL_SETUP = "import tensorflow as tf\n@tf.function\ndef rt(x):\n    return x + 1\n"  # run once in the shared `shell` (conftest.py)
 
 
 def run(shell: Any, cell: str) -> Any:

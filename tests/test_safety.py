@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 tf = pytest.importorskip("tensorflow")
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
 import tfgraph_lab  # noqa: E402
 from tfgraph_lab.recorder import is_patched  # noqa: E402
@@ -142,13 +141,7 @@ def json_targets(tmp_path: Path) -> list[tuple[str, Path]]:
     return list(unwritable_paths(tmp_path))
 
 
-@pytest.fixture(scope="module")
-def shell() -> Iterator[Any]:
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "tfgraph_lab")
-    ip.run_cell("import tensorflow as tf\n@tf.function\ndef safe_fn(x):\n    return x + 1\n")
-    yield ip
-    ip.run_line_magic("unload_ext", "tfgraph_lab")
+SHELL_SETUP = "import tensorflow as tf\n@tf.function\ndef safe_fn(x):\n    return x + 1\n"  # run once in the shared `shell` (conftest.py)
 
 
 def test_magic_json_to_unwritable_paths(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 
@@ -105,31 +106,25 @@ def test_live_log_line_is_at_most_200_characters_and_says_where_to_read_more() -
     assert short.summary == "pass `learning_rate_schedule_value` as a tensor so one graph serves every value"
 
 
-def test_a_notebooks_8th_report_shows_what_that_cell_did() -> None:
-    from IPython.core.interactiveshell import InteractiveShell
-
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "tfgraph_lab")
-    try:
-        ip.run_cell("import tensorflow as tf\n@tf.function\ndef cellwise(x):\n    return x * 2\n")
-        for n in range(1, 9):  # eight cells, each calling with a new size (and the first size again)
-            assert ip.run_cell(
-                f"%%tracewatch -q -v rep{n}\ncellwise(tf.ones([{n}]))\ncellwise(tf.ones([1]))\n"
-            ).success
-        rep = ip.user_ns["rep8"]
-        fn = rep.function("cellwise")
-        assert len(fn.graphs) == 8 and fn.traces == 1
-        text = str(rep)
-        cache = text.split("graph cache:", 1)[1].split("traces:", 1)[0]
-        rows = [line for line in cache.splitlines() if line.startswith("    #")]
-        assert [row.split()[0] for row in rows] == ["#0", "#7"]  # the size-1 graph it hit, the new one
-        assert "6 graphs from earlier cells, not used here (--all lists them)" in cache
-        html = rep._repr_html_()
-        assert "<summary>6 graphs from earlier cells, not used here</summary>" in html
-        every = str(rep.with_options(show_framework=True)).split("graph cache:", 1)[1]
-        assert sum(line.startswith("    #") for line in every.splitlines()) == 8
-    finally:
-        ip.run_line_magic("unload_ext", "tfgraph_lab")
+def test_a_notebooks_8th_report_shows_what_that_cell_did(shell: Any) -> None:
+    ip = shell
+    ip.run_cell("import tensorflow as tf\n@tf.function\ndef cellwise(x):\n    return x * 2\n")
+    for n in range(1, 9):  # eight cells, each calling with a new size (and the first size again)
+        assert ip.run_cell(
+            f"%%tracewatch -q -v rep{n}\ncellwise(tf.ones([{n}]))\ncellwise(tf.ones([1]))\n"
+        ).success
+    rep = ip.user_ns["rep8"]
+    fn = rep.function("cellwise")
+    assert len(fn.graphs) == 8 and fn.traces == 1
+    text = str(rep)
+    cache = text.split("graph cache:", 1)[1].split("traces:", 1)[0]
+    rows = [line for line in cache.splitlines() if line.startswith("    #")]
+    assert [row.split()[0] for row in rows] == ["#0", "#7"]  # the size-1 graph it hit, the new one
+    assert "6 graphs from earlier cells, not used here (--all lists them)" in cache
+    html = rep._repr_html_()
+    assert "<summary>6 graphs from earlier cells, not used here</summary>" in html
+    every = str(rep.with_options(show_framework=True)).split("graph cache:", 1)[1]
+    assert sum(line.startswith("    #") for line in every.splitlines()) == 8
 
 
 def test_compare_eager_ratio_is_said_with_the_numbers_it_comes_from() -> None:

@@ -10,14 +10,12 @@ afterwards. Failing fixes are findings, each recorded here (FINDINGS): the trial
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 pytest.importorskip("tensorflow")
 import tensorflow as tf
-from IPython.core.interactiveshell import InteractiveShell
 
 import tfgraph_lab
 from tfgraph_lab import tryfix
@@ -35,13 +33,7 @@ FINDINGS = {
 }
 
 
-@pytest.fixture(scope="module")
-def shell() -> Iterator[Any]:
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "tfgraph_lab")
-    ip.run_cell("import tensorflow as tf")
-    yield ip
-    ip.run_line_magic("unload_ext", "tfgraph_lab")
+SHELL_SETUP = "import tensorflow as tf"  # run once in the shared `shell` (conftest.py)
 
 
 @pytest.fixture

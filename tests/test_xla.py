@@ -200,21 +200,15 @@ def test_xla_budget_input_errors_name_the_flag() -> None:
     assert budget is not None and budget.include_framework  # Keras's XLA step is a framework function
 
 
-def test_the_magic_and_the_command_line_take_an_xla_budget(tmp_path: Path) -> None:
-    from IPython.core.interactiveshell import InteractiveShell
-
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "tfgraph_lab")
-    try:
-        ip.user_ns["make"] = _stack_function
-        result = ip.run_cell(
-            "%%tracewatch -q --max-xla-compiles 1\nimport tensorflow as tf\ns = make()\n"
-            "for n in (3, 4):\n    s(tf.ones([n, 64]))\n"
-        )
-        assert type(result.error_in_exec).__name__ == "TraceBudgetExceeded"
-        assert result.error_in_exec.xla_overruns[0][1:] == (2, 1)
-    finally:
-        ip.run_line_magic("unload_ext", "tfgraph_lab")
+def test_the_magic_and_the_command_line_take_an_xla_budget(shell: Any, tmp_path: Path) -> None:
+    ip = shell
+    ip.user_ns["make"] = _stack_function
+    result = ip.run_cell(
+        "%%tracewatch -q --max-xla-compiles 1\nimport tensorflow as tf\ns = make()\n"
+        "for n in (3, 4):\n    s(tf.ones([n, 64]))\n"
+    )
+    assert type(result.error_in_exec).__name__ == "TraceBudgetExceeded"
+    assert result.error_in_exec.xla_overruns[0][1:] == (2, 1)
     script = tmp_path / "jit.py"
     script.write_text(
         "import tensorflow as tf\n"

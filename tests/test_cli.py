@@ -32,6 +32,7 @@ def script(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_run_passes_stdout_and_status_and_writes_json(script: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     proc = cli("run", "--json", str(out), str(script), "0", cwd=tmp_path)
@@ -43,16 +44,19 @@ def test_run_passes_stdout_and_status_and_writes_json(script: Path, tmp_path: Pa
     assert fn["traces"] == 3 and fn["calls"] == 3
 
 
+@pytest.mark.slow
 def test_script_exit_status_passes_through(script: Path, tmp_path: Path) -> None:
     assert cli("run", "-q", str(script), "7", cwd=tmp_path).returncode == 7
 
 
+@pytest.mark.slow
 def test_broken_budget_has_its_own_exit_code(script: Path, tmp_path: Path) -> None:
     proc = cli("run", "--max-traces", "step=1", str(script), cwd=tmp_path)
     assert proc.returncode == 3
     assert "trace budget exceeded: step traced 3× (budget 1)" in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -69,6 +73,7 @@ def test_bad_input_is_a_usage_error(script: Path, tmp_path: Path, args: list[str
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_report_command_renders_saved_json(script: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     cli("run", "-q", "--json", str(out), str(script), cwd=tmp_path)

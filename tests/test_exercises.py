@@ -98,6 +98,7 @@ def _answer(exercise_id: str, kind: str) -> tuple[Any, dict[str, Any]]:
     return namespace[exercise.answer], options
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("exercise_id", "kind", "passes"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
 def test_check_measures_the_answer(exercise_id: str, kind: str, passes: bool) -> None:
     answer, options = _answer(exercise_id, kind)
@@ -111,6 +112,7 @@ def test_check_measures_the_answer(exercise_id: str, kind: str, passes: bool) ->
     assert exercise_id in html_text and "<script" not in html_text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exercise_id", ["01-graph-speedup", "08-capstone"])
 def test_speed_up_targets_are_checked_and_explained(exercise_id: str) -> None:
     answer, options = _answer(exercise_id, "solution")
@@ -145,6 +147,7 @@ def test_hints_cycle_and_solution_shows_code() -> None:
     assert "<pre" in ex.solution("05-variables")._repr_html_()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("guess", "passed"), [(None, None), (3, True), (2, False), ("3", False), (True, False)]
 )
@@ -157,6 +160,7 @@ def test_check_prediction(guess: Any, passed: bool | None) -> None:
     assert ex.check_prediction(guess, m.report, "f").passed is passed
 
 
+@pytest.mark.slow
 def test_no_ipython_at_import() -> None:
     import subprocess
     import sys
@@ -166,6 +170,7 @@ def test_no_ipython_at_import() -> None:
     assert out.stdout.split() == ["False", "False"]
 
 
+@pytest.mark.slow
 def test_a_rerun_of_the_learners_function_is_not_waste() -> None:
     """The learner runs %%tracewatch on their function before checking it: a function defined
     inside it is then a new object of already-traced code, which must not count against them."""
@@ -253,6 +258,7 @@ HONEST_MISTAKES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", sorted(HONEST_MISTAKES))
 def test_an_honest_mistake_is_not_yet_with_its_reason(key: str) -> None:
     exercise = ex.exercise(next(e for e in ex.EXERCISES if key.startswith(e)))
@@ -320,6 +326,7 @@ def test_run_functions_eagerly_is_not_yet(exercise_id: str) -> None:
     assert feedback.passed is False and "run_functions_eagerly(True)" in feedback.summary, str(feedback)
 
 
+@pytest.mark.slow
 def test_capstone_renamed_per_epoch_functions_are_not_yet() -> None:
     """08: a tf.function re-created per epoch under a new name each time retraces; the budget is
     per function object, not per name."""

@@ -189,6 +189,7 @@ def test_exception_while_tensorflow_is_tracing(exc_type: type[BaseException]) ->
     assert_intact(w.report)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("raise_line", ["raise KeyboardInterrupt", "raise RuntimeError('mine')"])
 def test_cell_interrupted_in_a_loop_shows_report_then_raises(shell: Any, raise_line: str) -> None:
     define(shell, "loop_fn")
@@ -203,6 +204,7 @@ def test_cell_interrupted_in_a_loop_shows_report_then_raises(shell: Any, raise_l
     assert_intact(shell.user_ns["rep"])
 
 
+@pytest.mark.slow
 def test_cell_raises_while_tensorflow_is_tracing(shell: Any) -> None:
     define(
         shell, "bad_trace", "if x.shape[0] == 2:\n        raise ValueError('no graph for you')\n    return x"
@@ -217,6 +219,7 @@ def test_cell_raises_while_tensorflow_is_tracing(shell: Any) -> None:
     assert fn.failed_traces == 1 and fn.calls == 2
 
 
+@pytest.mark.slow
 def test_traceback_of_a_failing_cell_shows_the_cell_not_our_machinery(shell: Any) -> None:
     assert shell.run_cell("@tf.function\ndef two_args_fn(x, y):\n    return x + y\n").success
     result = shell.run_cell("%%tracewatch -q\ntwo_args_fn(tf.ones([2]))\n")
@@ -423,6 +426,7 @@ def test_mirrored_strategy_clone_is_shown_as_what_it_is(mirrored: Any) -> None:
 # ------------------------------------------------------------------ recursion, collection
 
 
+@pytest.mark.slow
 def test_recursion_through_tf_functions_and_python() -> None:
     @tf.function
     def recursive(n):
@@ -470,6 +474,7 @@ def test_recursion_error_inside_a_watch_leaves_the_recorder_consistent() -> None
     assert_intact(w.report)
 
 
+@pytest.mark.slow
 def test_functions_garbage_collected_mid_watch() -> None:
     """Dead Function objects' ids are reused by new ones: nothing may be attributed to the dead."""
     counts = []
@@ -533,6 +538,7 @@ def test_run_functions_eagerly_toggled_inside_the_cell(shell: Any) -> None:
     assert_intact(rep)
 
 
+@pytest.mark.slow
 def test_tf_logger_at_error_loses_tf_warnings_not_our_counts() -> None:
     logger = tf.get_logger()
     level, handlers = logger.level, list(logger.handlers)
@@ -703,6 +709,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_extension_where_tensorflow_is_not_installed(tmp_path: Path) -> None:
     proc = run_script(NO_TENSORFLOW, tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -257,6 +257,7 @@ NOT_APPLICABLE = {("new-function-object", "method"): "one tf.function per instan
 COVERED: dict[tuple[str, str], int] = {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("code", CODES)
 def test_fix_applies_as_printed(code: str, kind: str) -> None:
@@ -332,6 +333,7 @@ def pipeline_step(x):  # type: ignore[no-untyped-def]
     return tf.reduce_sum(x * 2.0)
 
 
+@pytest.mark.slow
 def test_fix_for_the_last_batch_of_a_tf_data_pipeline() -> None:
     ds = tf.data.Dataset.range(10).map(lambda i: tf.cast(i, tf.float32)).batch(4)  # 4, 4, 2
 
@@ -366,6 +368,7 @@ class Regressor(tf.keras.Model):
         return loss
 
 
+@pytest.mark.slow
 def test_fix_for_a_keras_train_step_override() -> None:
     x = np.arange(30, dtype="float32").reshape(10, 3) / 30
     y = x.sum(axis=1, keepdims=True)
@@ -475,6 +478,7 @@ KERAS_CALLS = [(n, mode) for mode in (True, False) for n in (8, 4)]
 XS = {n: tf.reshape(tf.range(n * 4, dtype=tf.float32), (n, 4)) / 10.0 for n in (8, 4)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layer", ["Dropout", "BatchNormalization"])
 def test_a_training_flag_that_reaches_keras_layers_stays_a_python_bool(layer: str, monkeypatch: Any) -> None:
     from tfgraph_lab import _history

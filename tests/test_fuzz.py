@@ -100,6 +100,7 @@ def run_magic(shell: Any, kind: str, line: str, cell: str | None) -> Any:
         return shell.run_line_magic("tracewatch", line)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(line=MAGIC_LINE)
 def test_cell_magic_flags(shell: Any, in_tmp: Path, line: str) -> None:
@@ -116,6 +117,7 @@ def test_cell_magic_flags(shell: Any, in_tmp: Path, line: str) -> None:
         assert not is_patched(), f"hook left in TensorFlow after %%tracewatch {line!r}"
 
 
+@pytest.mark.slow
 @FUZZ
 @given(line=MAGIC_LINE)
 def test_line_magic_flags(shell: Any, line: str) -> None:
@@ -208,6 +210,7 @@ def check_argparse_exit(code: int | None, stderr: str, argv: list[str]) -> None:
         assert "Traceback" not in stderr
 
 
+@pytest.mark.slow
 @FUZZ
 @given(argv=CLI_ARGV)
 def test_cli_parse_args(argv: list[str]) -> None:
@@ -230,6 +233,7 @@ def runs_something(namespace: Any) -> bool:
     return namespace.script is not None and os.path.isfile(namespace.script)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(argv=CLI_ARGV)
 def test_cli_main(in_tmp: Path, argv: list[str]) -> None:

@@ -279,6 +279,7 @@ def _extras(extras: set[str]) -> str:
     return "[" + ",".join(sorted(extras)) + "]"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="stand-in paths are those of a Linux venv")
 @pytest.mark.parametrize(
     ("held", "extras"),
@@ -301,6 +302,7 @@ def test_install_over_a_tensorflow_adds_none(
     assert not [n for n in installs if is_tensorflow(n)], f"pip would install {installs} over {held}"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not (sys.platform == "linux" and os.uname().machine == "x86_64"), reason="expects Linux x86-64's wheel"
 )

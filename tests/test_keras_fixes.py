@@ -47,6 +47,7 @@ def keras_texts(report: Any) -> list[str]:
     return texts + [r.fix for e in report.events for r in e.reasons]
 
 
+@pytest.mark.slow
 def test_predict_on_three_lengths_nothing_to_do_then_padding_gives_one_graph() -> None:
     m, cb = model(), TraceCallback()
     for n in (10, 37, 64):
@@ -69,6 +70,7 @@ def test_predict_on_three_lengths_nothing_to_do_then_padding_gives_one_graph() -
     assert w.report.traces == 0
 
 
+@pytest.mark.slow
 def test_predict_with_steps_per_execution_pads_to_whole_groups() -> None:
     m, cb = model(steps_per_execution=4), TraceCallback()
     for n in (10, 100, 64):
@@ -86,6 +88,7 @@ def test_predict_with_steps_per_execution_pads_to_whole_groups() -> None:
     assert traces(fixed, "predict") == {"loop": 1}
 
 
+@pytest.mark.slow
 def test_fit_on_datasets_of_two_static_batch_sizes_and_the_drop_remainder_fix() -> None:
     m, cb = model(), TraceCallback()
     rows = tf.data.Dataset.from_tensor_slices((X, Y))
@@ -102,6 +105,7 @@ def test_fit_on_datasets_of_two_static_batch_sizes_and_the_drop_remainder_fix() 
     assert traces(fixed, "train") == {"loop": 1, "step": 2}  # 2: the optimizer's variables
 
 
+@pytest.mark.slow
 def test_the_first_train_step_traces_twice_unless_the_optimizer_is_built() -> None:
     m, cb = model(), TraceCallback()
     m.fit(X, Y, batch_size=32, verbose=0, callbacks=[cb])
@@ -115,6 +119,7 @@ def test_the_first_train_step_traces_twice_unless_the_optimizer_is_built() -> No
     assert traces(fixed, "train") == {"loop": 1, "step": 1}
 
 
+@pytest.mark.slow
 def test_recompiling_to_change_the_learning_rate_and_the_assign_fix() -> None:
     m, cb = model(), TraceCallback()
     m.fit(X, Y, batch_size=32, verbose=0, callbacks=[cb])
@@ -133,6 +138,7 @@ def test_recompiling_to_change_the_learning_rate_and_the_assign_fix() -> None:
     assert traces(fixed, "train") == before  # no new function, no new trace
 
 
+@pytest.mark.slow
 def test_xla_compiles_of_keras_steps_get_keras_level_fixes() -> None:
     def xla_rows(jit: bool, padded: bool) -> tuple[dict[str, int], list[str]]:
         m, cb = model(jit_compile=jit), TraceCallback()

@@ -56,6 +56,7 @@ def tf_functions(fn: Any) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.slow
 def test_fit_evaluate_predict_rows_are_named_and_counted_as_tensorflow_counts() -> None:
     x, y = data()
     model = dropout_model()
@@ -91,6 +92,7 @@ def test_fit_evaluate_predict_rows_are_named_and_counted_as_tensorflow_counts() 
     assert "one_step_on_data" not in table and "_make_function" not in table and "predict step" in table
 
 
+@pytest.mark.slow
 def test_two_models_are_named_apart_and_the_first_is_renamed_when_the_second_comes() -> None:
     x, y = data(64)
     first, second = dropout_model("encoder"), dropout_model("decoder")

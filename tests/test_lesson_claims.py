@@ -31,6 +31,7 @@ class Frozen:
     scale: float
 
 
+@pytest.mark.slow
 def test_frozen_dataclass_is_keyed_by_value_while_alive() -> None:
     """06: an equal new object reuses the graph while the first is alive; a new value retraces."""
 

@@ -105,6 +105,7 @@ time.sleep(60)
 """
 
 
+@pytest.mark.slow
 def test_a_job_killed_after_three_retraces_has_printed_three_lines(tmp_path: Path) -> None:
     (tmp_path / "job.py").write_text(RETRACE_THEN_DIE)
     proc = run_cli("run", "job.py", cwd=tmp_path)
@@ -117,6 +118,7 @@ def test_a_job_killed_after_three_retraces_has_printed_three_lines(tmp_path: Pat
     assert quiet.returncode == -signal.SIGKILL and "tfgraph_lab:" not in quiet.stderr
 
 
+@pytest.mark.slow
 def test_lines_come_before_the_report_and_a_script_logging_setup_does_not_double_them(tmp_path: Path) -> None:
     script = "import logging\nlogging.basicConfig()\n" + RETRACE_THEN_DIE.replace(
         "os.kill(os.getpid(), signal.SIGKILL)", "pass"
@@ -129,6 +131,7 @@ def test_lines_come_before_the_report_and_a_script_logging_setup_does_not_double
     assert err.rindex("tfgraph_lab: tf.function step retraced") < err.index("tracewatch ·")
 
 
+@pytest.mark.slow
 def test_plain_script_with_watch_prints_lines_where_logging_is_unconfigured(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
@@ -152,6 +155,7 @@ def test_plain_script_with_watch_prints_lines_where_logging_is_unconfigured(tmp_
     assert proc.stderr.count("tf.function step retraced") == 1
 
 
+@pytest.mark.slow
 def test_notebook_magic_shows_the_report_without_doubling_it_in_stderr(tmp_path: Path) -> None:
     code = textwrap.dedent(
         """
@@ -194,6 +198,7 @@ for n in (8, 6, 4, 2):
 """
 
 
+@pytest.mark.slow
 def test_tensorflows_own_retraces_fold_into_one_line_per_watch(tmp_path: Path) -> None:
     """MirroredStrategy's tf.data helpers (_PerDeviceGenerator) retrace for every new dataset:
     one summary line instead of one line each; ``run --all`` logs them one by one."""

@@ -21,6 +21,7 @@ pytest.importorskip("tensorflow")
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
+pytestmark = pytest.mark.slow  # a real kernel (nbclient) runs the notebook: about 10 s to start
 
 SETUP = "%load_ext tfgraph_lab\nimport tensorflow as tf\n\n@tf.function\ndef f(x):\n    return x + 1\n"
 CELLS = [

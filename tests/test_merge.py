@@ -96,6 +96,7 @@ for n in [int(a) for a in sys.argv[1:]]:
 """
 
 
+@pytest.mark.slow
 def test_report_command_merges_processes_into_json_and_one_standalone_page(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text(SCRIPT)
     for worker, sizes in (("w0", ["1", "2", "2"]), ("w1", ["1", "1", "3", "4"])):
@@ -122,6 +123,7 @@ def test_report_command_on_a_bad_file_is_a_usage_error(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "cannot read a tfgraph_lab report from 'bad.json'" in proc.stderr
 
 
+@pytest.mark.slow
 def test_run_module_like_python_dash_m(tmp_path: Path) -> None:
     pkg = tmp_path / "trainer"
     pkg.mkdir()

@@ -34,6 +34,7 @@ def _scalars(log_dir: Path) -> dict[str, list[float]]:
     return out
 
 
+@pytest.mark.slow
 def test_the_magic_and_the_cli_write_every_output_of_the_registry(shell: Any, tmp_path: Path) -> None:
     ip = shell
     # A cell of its own (the shared shell names an unnumbered cell by its source: the same

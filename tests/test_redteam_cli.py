@@ -94,6 +94,7 @@ def _script(tmp_path: Path, body: str) -> Path:
     return script
 
 
+@pytest.mark.slow
 def test_output_paths_resolve_where_the_command_was_given(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -116,6 +117,7 @@ def test_output_paths_are_checked_before_the_script_runs(tmp_path: Path, target:
     assert "--json" in proc.stderr and target in proc.stderr and "not run" in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 def test_a_script_that_closes_stdout_still_gets_its_report(tmp_path: Path) -> None:
     script = _script(tmp_path, "step(tf.ones([2]))\nprint('bye')\nimport sys\nsys.stdout.close()\n")
     proc = cli("run", "--json", "r.json", str(script), cwd=tmp_path)
@@ -125,6 +127,7 @@ def test_a_script_that_closes_stdout_still_gets_its_report(tmp_path: Path) -> No
     assert json.loads((tmp_path / "r.json").read_text())["functions"][0]["calls"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="POSIX signals")
 def test_sigint_ends_as_python_ends(tmp_path: Path) -> None:
     """``python script.py`` interrupted exits by SIGINT (-2 to a parent, 130 in a shell): so
@@ -141,6 +144,7 @@ def test_sigint_ends_as_python_ends(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "r.json").read_text())["functions"][0]["calls"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
 def test_a_forked_child_writes_no_report(tmp_path: Path) -> None:
     script = _script(

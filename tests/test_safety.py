@@ -196,6 +196,7 @@ print("script ran")
 """
 
 
+@pytest.mark.slow
 def test_cli_json_to_unwritable_paths(json_targets: list[tuple[str, Path]], tmp_path: Path) -> None:
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)

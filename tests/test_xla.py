@@ -49,6 +49,7 @@ def _by_name(report: Any) -> dict[str, Any]:
     return {f.qualname.rsplit(".", 1)[-1]: f for f in report.functions}
 
 
+@pytest.mark.slow
 def test_scenario_compiles_once_per_concrete_batch_size() -> None:
     stack = _stack_function()
     with tfgraph_lab.watch() as w:
@@ -175,6 +176,7 @@ def test_judging_by_time(calls: list[tuple[float, bool]], expected: list[bool]) 
 # ------------------------------------------------------------------------ the XLA budget
 
 
+@pytest.mark.slow
 def test_watch_fails_when_xla_compiles_more_than_its_budget() -> None:
     from tfgraph_lab import TraceBudgetExceeded
 
@@ -200,6 +202,7 @@ def test_xla_budget_input_errors_name_the_flag() -> None:
     assert budget is not None and budget.include_framework  # Keras's XLA step is a framework function
 
 
+@pytest.mark.slow
 def test_the_magic_and_the_command_line_take_an_xla_budget(shell: Any, tmp_path: Path) -> None:
     ip = shell
     ip.user_ns["make"] = _stack_function

@@ -165,6 +165,7 @@ def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Complete
     return done
 
 
+@pytest.mark.slow
 def test_every_count_equals_tensorflows_compile_log(tmp_path: Path) -> None:
     script = tmp_path / "scenarios.py"
     script.write_text(_SCENARIOS)
@@ -219,6 +220,7 @@ _HEAD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_run_turns_the_log_on_reads_it_and_keeps_it_off_stderr(tmp_path: Path) -> None:
     script = tmp_path / "head.py"
     script.write_text(_HEAD)
@@ -235,6 +237,7 @@ def test_run_turns_the_log_on_reads_it_and_keeps_it_off_stderr(tmp_path: Path) -
     assert "compiled by XLA 3×" in done.stderr and "constant-value" in done.stderr
 
 
+@pytest.mark.slow
 def test_the_extension_loaded_before_tensorflow_reads_the_log(tmp_path: Path) -> None:
     driver = tmp_path / "shell.py"
     driver.write_text(

@@ -420,3 +420,25 @@ def test_run_functions_eagerly_runs_the_python_body_on_every_call() -> None:
     finally:
         tf.config.run_functions_eagerly(False)
     assert len(calls) == 3 and count(step) == 0
+
+
+def test_lesson_00s_first_report_offers_one_fix() -> None:
+    """00: the first report's four calls (float32 vectors of 2, 2, 3, 3) make one retrace with
+    one fix, no alternative, and the suggested fix is the same input_signature."""
+    import tfgraph_lab
+    from tfgraph_lab.fix_text import short_fix
+
+    @tf.function
+    def double(x: Any) -> Any:
+        return x * 2
+
+    with tfgraph_lab.watch() as w:
+        for values in ([1.0, 2.0], [3.0, 4.0], [1.0, 2.0, 3.0], [4.0, 5.0, 6.0]):
+            double(tf.constant(values))
+    assert count(double) == 2
+    reasons = [r for e in w.report.retrace_events for r in e.reasons]
+    assert [r.code for r in reasons] == ["shape-changed"]
+    short = short_fix(reasons[0], "double")
+    assert short.others == () and "input_signature=[tf.TensorSpec([None], tf.float32)]" in short.code
+    suggestion = w.report.function("double").suggestion
+    assert suggestion.splitlines()[0] == "@tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])"

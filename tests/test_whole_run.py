@@ -113,3 +113,22 @@ def test_a_flag_fix_that_saves_nothing_here_says_so() -> None:
     (counted,) = WholeRun(history, "f").reason(reason).plans
     assert counted.graphs == 2
     assert counted.promise == "no fewer graphs for the calls seen (2 either way: other arguments make them)"
+
+
+def scaled(x, lr):  # type: ignore[no-untyped-def]
+    return tf.reduce_sum(x) * lr
+
+
+def test_reduce_retracing_promises_what_it_saves_over_the_run_with_other_causes_left() -> None:
+    calls: list[Call] = [((tf.ones([n, 2]), lr), {}) for lr in (0.1, 0.2) for n in (4, 3, 2)]
+    watched = tf.function(scaled)
+    with tfgraph_lab.watch() as w:
+        for args, named in calls:
+            watched(*args, **named)
+    assert watched.experimental_get_tracing_count() == 6
+    plans = {p for r in _reasons(w.report, "scaled") for p in r.plans}
+    (relaxed,) = [p for p in plans if p.decorator == "reduce_retracing=True"]
+    assert relaxed.promise.startswith("2 fewer graphs: at most 4 graphs instead of 6 for the calls seen")
+    for plan in plans:  # reduce_retracing, the input_signature, lr as a tensor
+        assert _apply(scaled, ["x", "lr"], calls, plan) == plan.graphs, plan.code("scaled")
+    assert len(plans) == 3

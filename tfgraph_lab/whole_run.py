@@ -54,10 +54,13 @@ def promise_text(graphs: int, before: int, what: str, bound: str = "") -> str:
 
 class WholeRun:
     """The plans of one function rebuilt over ``history``: the signatures of the graphs its
-    calls used in this watch, in cache order. ``name``: the function as the fix's code calls it."""
+    calls used in this watch, in cache order; an input_signature covers ``known`` too (every
+    graph it holds) where it can. ``name``: the function as the fix's code calls it."""
 
-    def __init__(self, history: Sequence[Signature], name: str) -> None:
+    def __init__(self, history: Sequence[Signature], name: str, known: Sequence[Signature] = ()) -> None:
         self.history = list(history)
+        # every graph the function holds (earlier cells' too): an input_signature must cover them
+        self.known = list(known) or self.history
         self.name = name
         self.before = len({sig.leaves for sig in self.history})
         self._cache: dict[Reason, Reason] = {}
@@ -111,7 +114,9 @@ class WholeRun:
                 dtype = self.target(path)
                 if dtype is not None:
                     dtypes[path] = dtype
-            plan = input_signature_plan(self.history, dtypes=dtypes)
+            plan = input_signature_plan(self.known, dtypes=dtypes) or input_signature_plan(
+                self.history, dtypes=dtypes
+            )
             if plan is None:
                 return None
             call = tuple((p, self.rewrite(p) or e) for p, e in old.call)

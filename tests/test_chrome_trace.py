@@ -34,15 +34,17 @@ def check_rules(report: TraceReport) -> dict[str, Any]:
     assert sum(e["args"]["traces"] for e in traced) == sum(f.traces for f in report.functions)
     assert all(e["args"]["reasons"] for e in traced)
     # ts non-decreasing on each track
-    by_track: dict[int, list[float]] = defaultdict(list)
+    by_track: dict[tuple[int, int], list[float]] = defaultdict(list)
     for e in events:
-        by_track[e["tid"]].append(e["ts"])
+        by_track[e["pid"], e["tid"]].append(e["ts"])
         assert e["ts"] >= 0 and e["dur"] >= 0
     for stamps in by_track.values():
         assert stamps == sorted(stamps)
-    # every track is named
-    named = {e["tid"] for e in trace["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    # every track and every process is named
+    meta = [e for e in trace["traceEvents"] if e["ph"] == "M"]
+    named = {(e["pid"], e["tid"]) for e in meta if e["name"] == "thread_name"}
     assert set(by_track) <= named
+    assert {pid for pid, _ in by_track} <= {e["pid"] for e in meta if e["name"] == "process_name"}
     # durations add up to the report's time in calls
     call_seconds = sum(f.call_seconds for f in report.functions)
     assert sum(e["dur"] for e in calls) / 1e6 == pytest.approx(call_seconds, rel=0.05)
@@ -67,7 +69,8 @@ def test_one_event_per_call_traced_ones_marked_with_reasons() -> None:
     ].replace("shape-changed: ", "")
     assert traced[1]["args"]["caller"].endswith(".py:" + traced[1]["args"]["caller"].rsplit(":", 1)[1])
     # the calls follow one another on the main track, in call order
-    assert [e["args"]["call"] for e in events] == [0, 1, 2, 3, 4]
+    assert [e["args"]["call"] for e in events] == [1, 2, 3, 4, 5]  # "call #1" … as the report says
+    assert [e["args"]["index"] for e in events] == [0, 1, 2, 3, 4]
     assert all(
         later["ts"] >= earlier["ts"] + earlier["dur"] - 0.01 for earlier, later in itertools.pairwise(events)
     )

@@ -123,7 +123,7 @@ def test_every_consumer_reads_the_retrace_flag_stored_on_the_event(tmp_path: Pat
     assert len(flagged) == report.retraces == 2
     trace = report.to_chrome_trace()
     calls = [e for e in trace["traceEvents"] if e["ph"] == "X"]
-    assert [e["args"]["call"] for e in calls if e["args"].get("retrace")] == flagged
+    assert [e["args"]["index"] for e in calls if e["args"].get("retrace")] == flagged
     assert trace["otherData"]["retraces"] == report.totals("all").retraces == 2
     assert [e.index for e in report.retrace_events] == flagged
     from test_tensorboard import read_scalars

@@ -3,6 +3,8 @@ call numbers that agree, places a person recognises."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from tfgraph_lab.datatypes import Event, FunctionSummary, Reason
 from tfgraph_lab.render.xla import xla_lines, xla_row_note
 
@@ -40,9 +42,68 @@ def test_an_estimated_xla_count_says_what_estimated_means_where_it_shows() -> No
         xla_compiled=True,
         xla_estimated=True,
         xla_reasons=why,
+        call_number=3,
     )
     lines = xla_lines(fn, [slow])
     assert any(line.startswith("    call #3  (estimated from the call time)") for line in lines), lines
     note = next(line for line in lines if "note: estimated:" in line)
     assert "a call far slower than its graph's cached calls" in note
     assert "compile log was off" in note
+
+
+def _two_functions() -> Any:
+    import tensorflow as tf
+
+    import tfgraph_lab
+
+    @tf.function
+    def first(x):  # type: ignore[no-untyped-def]
+        return x + 1
+
+    @tf.function
+    def second(x):  # type: ignore[no-untyped-def]
+        return x * 2
+
+    with tfgraph_lab.watch() as w:
+        second(tf.ones([1]))
+        second(tf.ones([1]))
+        first(tf.ones([1]))
+        second(tf.ones([1]))
+        first(tf.ones([2]))  # first's second call, the watch's fifth
+    return w.report
+
+
+def test_call_numbers_count_each_functions_calls_and_the_timeline_agrees() -> None:
+    report = _two_functions()
+    retrace = next(e for e in report.events if e.retrace)
+    assert (retrace.index, retrace.call_number) == (4, 2)
+    text = str(report)
+    assert "    call #2  shape-changed  x: (1,) → (2,)" in text, text
+    assert "call #5" not in text
+    assert "call #2  shape-changed" in report._repr_html_().replace("</span> <span class='tfgl-code'>", "  ")
+    calls = [e for e in report.to_chrome_trace()["traceEvents"] if e["ph"] == "X"]
+    assert [(e["name"].split(".")[-1], e["args"]["call"]) for e in calls] == [
+        ("second · traced", 1),
+        ("second", 2),
+        ("first · traced", 1),
+        ("second", 3),
+        ("first · traced", 2),
+    ]
+    again = type(report).from_dict(report.to_dict())
+    assert [e.call_number for e in again.events] == [1, 2, 1, 3, 2]
+
+
+def test_a_merged_report_calls_its_parts_processes_one_pid_each() -> None:
+    from tfgraph_lab.merge import merge_reports
+
+    merged = merge_reports([("w0.json", _two_functions()), ("w1.json", _two_functions())]).report
+    text = str(merged)
+    assert "process w1.json" in text and "thread w1.json" not in text, text
+    trace = merged.to_chrome_trace()
+    names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"}
+    assert sorted(names.values()) == ["process w0.json", "process w1.json"]
+    by_pid = {e["pid"] for e in trace["traceEvents"] if e["ph"] == "X"}
+    assert by_pid == set(names)
+    threads = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
+    assert threads == {"MainThread"}
+    assert [e.process for e in merged.events].count("w1.json") == 5

@@ -68,7 +68,7 @@ def make_report(name: str = "train_step", arg: str = "x", calls: int = 40) -> Tr
     )
     return TraceReport(
         functions=(fn, keras),
-        events=tuple(events),
+        events=tuple(replace(e, call_number=e.index + 1) for e in events),  # one function's calls
         warnings=("TF warned",),
         tf_version="2.21.0",
     )

@@ -194,6 +194,7 @@ def aggregate(
                     gi,
                     thread=stack.thread,
                     start=since(start),
+                    call_number=acc.calls,
                     **xla_event_fields(xla),
                 )
             )
@@ -237,6 +238,7 @@ def aggregate(
                 reasons=entry.reasons,
                 **xla_event_fields(xla),
                 start=since(entry.start),
+                call_number=acc.calls if is_call else None,
                 began_before_watch=entry.began_before_watch,
             )
         )

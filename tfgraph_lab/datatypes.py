@@ -157,7 +157,9 @@ class Event:
     created variables). ``graph`` is the index, in the function's ``graphs``, of the graph that
     ran, when known. Reasons are filled only for events that traced. ``start`` is when the call
     began, in seconds from the watch's start (None in reports saved before it was recorded);
-    ``thread`` names the thread when it is not the main thread.
+    ``thread`` names the thread when it is not the main thread. ``index`` numbers the events of
+    the watch (every function's); ``call_number`` the calls of this function, from 1 (the
+    report's ``call #N``). ``process``: the report a merged report took it from.
     """
 
     index: int
@@ -185,6 +187,8 @@ class Event:
     retraces: int = 0
     # a trace whose call began before the watch (another thread): ``seconds`` is not its cost
     began_before_watch: bool = False
+    call_number: int | None = None
+    process: str | None = None
 
     @property
     def retrace(self) -> bool:
@@ -212,7 +216,7 @@ class Event:
         for key in ("eager", "failed_trace", "wasted", "xla_estimated", "began_before_watch"):
             if getattr(self, key):
                 data[key] = True
-        for key in ("error", "caller", "thread", "signature", "start"):
+        for key in ("error", "caller", "thread", "signature", "start", "call_number", "process"):
             value = getattr(self, key)
             if value is not None:
                 data[key] = value
@@ -248,6 +252,8 @@ class Event:
             start=_optional_float(data.get("start")),
             retraces=int(retraces),
             began_before_watch=bool(data.get("began_before_watch", False)),
+            call_number=data.get("call_number"),
+            process=data.get("process"),
         )
 
 
@@ -257,7 +263,7 @@ class CallRun:
 
     ``first`` is the call index of the first call in the run; ``functions`` the qualnames.
     ``start`` is when its first call began (seconds from the watch's start, when known) and
-    ``thread`` the thread its calls ran on (None: the main thread).
+    ``thread`` the thread its calls ran on (None: the main thread); ``process`` as for events.
     """
 
     first: int
@@ -267,15 +273,13 @@ class CallRun:
     functions: tuple[str, ...]
     start: float | None = None
     thread: str | None = None
+    process: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         data = _as_dict(
             self, ("first", "calls", "seconds", "max_seconds", "functions"), functions=list(self.functions)
         )
-        if self.start is not None:
-            data["start"] = self.start
-        if self.thread is not None:
-            data["thread"] = self.thread
+        data.update({k: v for k in ("start", "thread", "process") if (v := getattr(self, k)) is not None})
         return data
 
     @classmethod
@@ -288,6 +292,7 @@ class CallRun:
             tuple(data.get("functions", ())),
             start=_optional_float(data.get("start")),
             thread=data.get("thread"),
+            process=data.get("process"),
         )
 
 

@@ -4,8 +4,9 @@
 same in two processes when its qualname and file are) and keeps a per-process breakdown. The
 merged report is an ordinary :class:`~tfgraph_lab.report.TraceReport`, so every renderer reads
 it; its JSON adds ``processes`` (the breakdown) to JSON version 1. Events keep their process:
-their ``thread`` becomes ``"<process>"`` or ``"<process>/<thread>"``, so the timeline shows a
-track per process and thread. Pure data: no TensorFlow, no IPython.
+``process`` names it, and their ``thread`` becomes ``"<process>"`` or ``"<process>/<thread>"``
+(as before ``process`` was stored), so the timeline shows a process per report and a track
+per thread in it. Pure data: no TensorFlow, no IPython.
 """
 
 from __future__ import annotations
@@ -119,13 +120,21 @@ def merge_reports(
         for e in report.events:
             events.append(
                 replace(
-                    e, index=e.index + offset, thread=_track(label, e.thread), start=_moved(e.start, shift)
+                    e,
+                    index=e.index + offset,
+                    thread=_track(label, e.thread),
+                    start=_moved(e.start, shift),
+                    process=label or e.process,
                 )
             )
         for r in report.runs:
             runs.append(
                 replace(
-                    r, first=r.first + offset, thread=_track(label, r.thread), start=_moved(r.start, shift)
+                    r,
+                    first=r.first + offset,
+                    thread=_track(label, r.thread),
+                    start=_moved(r.start, shift),
+                    process=label or r.process,
                 )
             )
         offset += _calls_in(report)

@@ -116,6 +116,8 @@ _EVENT = _object(
     xla_compiled=_BOOL,
     xla_estimated=_BOOL,
     xla_reasons=_REASONS,
+    call_number={"type": ["integer", "null"], "minimum": 1},
+    process=_OPT_STR,
 )
 _RUN = _object(
     ["first", "calls", "seconds", "max_seconds"],
@@ -126,6 +128,7 @@ _RUN = _object(
     functions=_STRINGS,
     start=_OPT_NUMBER,
     thread=_OPT_STR,
+    process=_OPT_STR,
 )
 _PROCESS = _object(
     ["name"],

@@ -1,6 +1,6 @@
 """Draw a tfgraph_lab timeline (Chrome Trace Event Format JSON) as a static SVG preview.
 
-One row per thread, one bar per complete event at its ``ts``/``dur``: calls that traced in
+One row per thread (of each process, in a merged report), one bar per complete event at its ``ts``/``dur``: calls that traced in
 orange (retraces darker, labelled with their reason codes), cached calls in blue, summarised
 runs of cached calls in grey. A preview for documentation; Perfetto (ui.perfetto.dev) shows the
 same file interactively. Run: ``python tools/trace_preview.py trace.json preview.svg``.
@@ -18,8 +18,15 @@ WIDTH, LEFT, ROW, TOP = 1100, 110, 60, 40
 
 def render(trace: dict[str, Any], title: str) -> str:
     events = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
-    names = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}
-    tids = sorted({e["tid"] for e in events})
+    meta = [e for e in trace["traceEvents"] if e.get("ph") == "M"]
+    processes = {e["pid"]: e["args"]["name"] for e in meta if e.get("name") == "process_name"}
+    # one row per thread of each process (a merged report has a process per file)
+    names = {
+        (e["pid"], e["tid"]): (f"{processes[e['pid']]} · " if len(processes) > 1 else "") + e["args"]["name"]
+        for e in meta
+        if e.get("name") == "thread_name"
+    }
+    tids = sorted({(e["pid"], e["tid"]) for e in events})
     end = max((e["ts"] + e["dur"] for e in events), default=1.0) or 1.0
     scale = (WIDTH - LEFT - 20) / end
     height = TOP + ROW * len(tids) + 40
@@ -34,7 +41,7 @@ def render(trace: dict[str, Any], title: str) -> str:
         label_end = 0.0  # labels that would overlap the previous one are left out
         out.append(f"<rect x='0' y='{y}' width='{WIDTH}' height='{ROW - 4}' fill='#f6f8fa'/>")
         out.append(f"<text x='10' y='{y + 25}'>{escape(str(names.get(tid, tid)))}</text>")
-        for e in (e for e in events if e["tid"] == tid):
+        for e in (e for e in events if (e["pid"], e["tid"]) == tid):
             x = LEFT + e["ts"] * scale
             w = max(1.0, e["dur"] * scale)
             args = e.get("args", {})

@@ -4,8 +4,10 @@ One complete event (``"ph": "X"``, ``ts``/``dur`` in microseconds from the watch
 recorded call; a call that traced has ``"cat": "trace"`` and its reason codes in ``args``; a
 summarised run of cached calls (long watches fold them, see :mod:`tfgraph_lab._calllog`) is one
 event carrying its call count. Traces made without a call (``get_concrete_function``, tf.data,
-SavedModel) are events too, with ``"cat": "trace"`` and their ``via``. One track (``tid``) per
-thread, named by metadata events. Reports saved before start times were recorded are laid out
+SavedModel) are events too, with ``"cat": "trace"`` and their ``via``. ``args.call`` is the
+number the report shows (``call #2``: the function's second call), ``args.index`` the event's
+place in the watch. One track (``tid``) per thread, named by metadata events; a merged report
+has one process (``pid``, named ``process w0.json``) per report it merged. Reports saved before start times were recorded are laid out
 call after call. Reads the report's plain data only: no TensorFlow, no IPython.
 """
 
@@ -34,7 +36,9 @@ def render_chrome_trace(report: TraceReport) -> dict[str, Any]:
     timed = all(_start(item) is not None for _, item in items)
     # A call another thread began just before the watch did starts before 0: shift them all.
     base = min([0.0, *(s for _, item in items if (s := _start(item)) is not None)])
-    tids: dict[str, int] = {MAIN_THREAD: 1}
+    # one pid per process of a merged report ("" for a watch's own), one tid per thread in it
+    pids: dict[str, int] = {"": _PID} if not any(item.process for _, item in items) else {}
+    tids: dict[tuple[int, str], int] = {}
     events: list[dict[str, Any]] = []
     cursor = 0.0  # for reports without start times: one call after the other
     for _, item in items:
@@ -42,19 +46,24 @@ def render_chrome_trace(report: TraceReport) -> dict[str, Any]:
         assert start is not None
         start -= base if timed else 0.0
         cursor = start + item.seconds
-        thread = item.thread or MAIN_THREAD
-        tid = tids.setdefault(thread, len(tids) + 1)
+        pid = pids.setdefault(item.process or "", len(pids) + 1)
+        tids.setdefault((pid, MAIN_THREAD), 1)
+        thread = _thread_in(item.process, item.thread) or MAIN_THREAD
+        tid = tids.setdefault((pid, thread), 1 + sum(p == pid for p, _ in tids))
         if isinstance(item, CallRun):
-            events.append(_run_event(item, start, tid))
+            events.append(_run_event(item, start, pid, tid))
         else:
-            events.append(_call_event(item, start, tid, (item.qualname, item.filename) in framework))
-    events.sort(key=lambda e: (e["tid"], e["ts"]))
+            events.append(_call_event(item, start, pid, tid, (item.qualname, item.filename) in framework))
+    events.sort(key=lambda e: (e["pid"], e["tid"], e["ts"]))
+    tids.setdefault((_PID, MAIN_THREAD), 1)  # an empty watch still names its track
     meta: list[dict[str, Any]] = [
-        {"name": "process_name", "ph": "M", "pid": _PID, "tid": 0, "args": {"name": "tfgraph_lab watch"}}
+        {"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": _process_name(name)}}
+        for name, pid in pids.items()
     ]
     meta += [
-        {"name": "thread_name", "ph": "M", "pid": _PID, "tid": tid, "args": {"name": name}}
-        for name, tid in tids.items()
+        {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}}
+        for (pid, name), tid in tids.items()
+        if pid in pids.values()
     ]
     return {
         "traceEvents": meta + events,
@@ -75,13 +84,28 @@ def _start(item: Event | CallRun) -> float | None:
     return item.start
 
 
+def _process_name(process: str) -> str:
+    return f"process {process}" if process else "tfgraph_lab watch"
+
+
+def _thread_in(process: str | None, thread: str | None) -> str | None:
+    """The thread's own name: a merged report's ``thread`` starts with its process."""
+    if process and thread is not None and (thread == process or thread.startswith(process + "/")):
+        return thread[len(process) + 1 :] or None
+    return thread
+
+
 def _us(seconds: float) -> float:
     return round(seconds * 1e6, 3)
 
 
-def _call_event(event: Event, start: float, tid: int, framework: bool) -> dict[str, Any]:
+def _call_event(event: Event, start: float, pid: int, tid: int, framework: bool) -> dict[str, Any]:
     traced = event.traced or event.failed_trace
-    args: dict[str, Any] = {"via": event.via, "call": event.index}
+    # "call": the number the report shows ("call #2", per function); "index": the watch's event
+    call = event.call_number if event.call_number is not None else event.index + 1
+    args: dict[str, Any] = {"via": event.via, "call": call, "index": event.index}
+    if event.process:
+        args["process"] = event.process
     if framework:
         args["framework"] = True
     if event.graph is not None:
@@ -111,7 +135,7 @@ def _call_event(event: Event, start: float, tid: int, framework: bool) -> dict[s
         "ph": "X",
         "ts": _us(start),
         "dur": _us(event.seconds),
-        "pid": _PID,
+        "pid": pid,
         "tid": tid,
         "args": args,
     }
@@ -120,7 +144,7 @@ def _call_event(event: Event, start: float, tid: int, framework: bool) -> dict[s
     return out
 
 
-def _run_event(run: CallRun, start: float, tid: int) -> dict[str, Any]:
+def _run_event(run: CallRun, start: float, pid: int, tid: int) -> dict[str, Any]:
     names = ", ".join(run.functions)
     return {
         "name": f"{run.calls} cached calls ({names})" if names else f"{run.calls} cached calls",
@@ -128,7 +152,7 @@ def _run_event(run: CallRun, start: float, tid: int) -> dict[str, Any]:
         "ph": "X",
         "ts": _us(start),
         "dur": _us(run.seconds),
-        "pid": _PID,
+        "pid": pid,
         "tid": tid,
         "args": {
             "summarised": True,

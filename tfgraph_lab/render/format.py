@@ -9,8 +9,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-__all__ = ["fmt_count", "fmt_seconds", "place", "plural", "short_path", "visible"]
+if TYPE_CHECKING:
+    from ..datatypes import Event
+
+__all__ = ["call_label", "fmt_count", "fmt_seconds", "place", "plural", "runs_on", "short_path", "visible"]
 
 # Characters that change how text around them reads without showing themselves: bidirectional
 # embeddings, overrides and isolates (a name can read backwards: "Trojan Source",
@@ -71,3 +75,25 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 def fmt_count(n: float) -> str:
     return f"{n:,.0f}"
+
+
+def call_label(event: Event) -> str:
+    """``call #2``: the call's number among its function's calls (a report saved before they
+    were numbered per function says ``call #5 of the watch``); a trace made without a call
+    names how (``get_concrete_function``)."""
+    if event.via != "call":
+        return event.via
+    if event.call_number is not None:
+        return f"call #{event.call_number}"
+    return f"call #{event.index + 1} of the watch"
+
+
+def runs_on(process: str | None, thread: str | None) -> list[str]:
+    """``["process w0.json", "thread Thread-1"]``: where a call ran, for a caller line (a merged
+    report's ``thread`` starts with its process: said once)."""
+    out = [f"process {process}"] if process else []
+    if process and thread is not None and (thread == process or thread.startswith(process + "/")):
+        thread = thread[len(process) + 1 :] or None
+    if thread:
+        out.append(f"thread {thread}")
+    return out

@@ -19,7 +19,7 @@ from ..fixes import code_name
 from .blocks import stat_html, stats_html
 from .chart import chart_html
 from .compare import report_verdict
-from .format import fmt_seconds, place, plural, short_path, visible
+from .format import call_label, fmt_seconds, place, plural, runs_on, short_path, visible
 from .reasons import failure_html, reasons_html
 from .style import style_tag
 from .text import (
@@ -224,12 +224,11 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
 
 def _event_html(e: Event, fn: FunctionSummary, said: set[tuple[str, str]], labels: Mapping[str, str]) -> str:
     """One traced call; the message and fix of a (code, argument) pair are shown once."""
-    label = f"call #{e.index + 1}" if e.via == "call" else e.via
+    label = call_label(e)
     meta = [cost_phrase(e, fn) + (" — wasted retrace" if e.wasted else "")]
     if e.caller:
         meta.append(f"at {short_path(e.caller, labels)}")
-    if e.thread:
-        meta.append(f"thread {e.thread}")
+    meta += runs_on(e.process, e.thread)
     failed = failure_html(e.error or "", label) if e.failed_trace else ""
     return (
         failed

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..datatypes import Event, FunctionSummary, GraphSummary
 from ..fixes import code_name
 from .compare import report_verdict
-from .format import fmt_seconds, place, plural, short_path, visible
+from .format import call_label, fmt_seconds, place, plural, runs_on, short_path, visible
 from .reasons import reason_lines
 from .xla import xla_headline, xla_lines, xla_row_note
 
@@ -270,7 +270,7 @@ def _event_lines(
     e: Event, fn: FunctionSummary, said: set[tuple[str, str]], labels: Mapping[str, str]
 ) -> list[str]:
     """Lines for one traced event; why/fix are printed once per (code, argument)."""
-    label = f"    call #{e.index + 1}" if e.via == "call" else f"    {e.via}"
+    label = f"    {call_label(e)}"
     lines = []
     if e.failed_trace:
         lines.append(f"{label}  trace failed: {e.error}")
@@ -278,7 +278,6 @@ def _event_lines(
     extra = [cost_phrase(e, fn) + (" (wasted)" if e.wasted else "")]
     if e.caller:
         extra.append(f"at {short_path(e.caller, labels)}")
-    if e.thread:
-        extra.append(f"thread {e.thread}")
+    extra += runs_on(e.process, e.thread)
     lines.append("        " + " · ".join(extra))
     return lines

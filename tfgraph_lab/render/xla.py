@@ -13,7 +13,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from ..datatypes import Event, FunctionSummary, Reason
-from .format import fmt_seconds, plural
+from .format import call_label, fmt_seconds, plural
 from .reasons import argument_change, reason_lines, reasons_html
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def xla_lines(fn: FunctionSummary, events: Sequence[Event]) -> list[str]:
     lines += ["    note: " + n for n in _notes(fn)]
     said: set[tuple[str, str]] = set()
     for e in compiled[:MAX_COMPILES_SHOWN]:
-        label = f"    call #{e.index + 1}" + (f"  ({ESTIMATED})" if e.xla_estimated else "")
+        label = f"    {call_label(e)}" + (f"  ({ESTIMATED})" if e.xla_estimated else "")
         lines += reason_lines(e.xla_reasons, label, said, _compile_change)
         lines.append(f"        cost {fmt_seconds(e.seconds)}")
     if len(compiled) > MAX_COMPILES_SHOWN:
@@ -173,7 +173,7 @@ def xla_html(fn: FunctionSummary, events: Sequence[Event]) -> str:
     out += [f"<div class='tfgl-notice tfgl-xla-note'>{escape(n)}</div>" for n in _notes(fn)]
     said: set[tuple[str, str]] = set()
     for e in compiled[:MAX_COMPILES_SHOWN]:
-        label = f"call #{e.index + 1}" + (f" ({ESTIMATED})" if e.xla_estimated else "")
+        label = call_label(e) + (f" ({ESTIMATED})" if e.xla_estimated else "")
         out.append(reasons_html(e.xla_reasons, label, said, retrace=False))
         out.append(f"<div class='tfgl-muted tfgl-event-meta'>cost {escape(fmt_seconds(e.seconds))}</div>")
     if len(compiled) > MAX_COMPILES_SHOWN:

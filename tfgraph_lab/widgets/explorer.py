@@ -13,7 +13,7 @@ import ipywidgets as W
 
 from ..datatypes import Event, FunctionSummary
 from ..render.blocks import count_html, table_html
-from ..render.format import fmt_seconds, visible
+from ..render.format import call_label, fmt_seconds, runs_on, visible
 from ..render.html import render_html
 from ..render.reasons import failure_html, reasons_html
 from ..render.style import ROOT, style_tag
@@ -120,10 +120,9 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
 
 
 def _label(e: Event) -> str:
-    what = "call" if e.via == "call" else e.via
     tag = "TRACED" if e.traced else ("FAILED" if e.failed_trace or e.error else "cached")
     codes = ",".join(r.code for r in e.reasons)
-    return f"#{e.index} {what} {e.qualname} · {tag} · {_time(e)}" + (
+    return f"{e.qualname} {call_label(e)} · {tag} · {_time(e)}" + (
         f" · {codes}" if codes else ""
     )
 
@@ -142,8 +141,7 @@ def _event_html(e: Event, fn: FunctionSummary | None) -> str:
     ]
     if e.caller:
         rows.append(["called at", f"<code>{escape(e.caller)}</code>"])
-    if e.thread:
-        rows.append(["thread", escape(e.thread)])
+    rows += [[k, escape(v)] for k, v in (w.split(" ", 1) for w in runs_on(e.process, e.thread))]
     graph = (
         fn.graphs[e.graph] if fn is not None and e.graph is not None and e.graph < len(fn.graphs) else None
     )

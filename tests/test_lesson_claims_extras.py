@@ -52,7 +52,8 @@ def test_a_nested_function_is_traced_with_its_caller_into_its_own_cache() -> Non
 
 def test_python_loops_unroll_and_a_dataset_loop_is_one_graph_loop() -> None:
     """Iterators: a generator's loop is unrolled (the graph grows with its length), a generator
-    argument is a new trace per object, a dataset loop is one trace for 3 and 30 elements."""
+    argument is keyed by identity (the same one again reuses the graph and its items, read once
+    while tracing; a new one traces), a dataset loop is one trace for 3 and 30 elements."""
 
     def numbers(n: int) -> Any:
         for i in range(n):
@@ -77,9 +78,11 @@ def test_python_loops_unroll_and_a_dataset_loop_is_one_graph_loop() -> None:
             total += value
         return total
 
+    used_up = numbers(3)
+    assert float(sum_argument(used_up)) == 3.0
+    assert float(sum_argument(used_up)) == 3.0 and count(sum_argument) == 1  # same object: read once
     sum_argument(numbers(3))
-    sum_argument(numbers(3))
-    assert count(sum_argument) == 2
+    assert count(sum_argument) == 2  # a new generator: a new trace
 
     @tf.function
     def sum_dataset(dataset: Any) -> Any:

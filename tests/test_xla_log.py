@@ -425,3 +425,40 @@ def test_retrace_lab_shows_the_logged_count_as_exact(tmp_path: Path) -> None:
     assert logged == 2  # one graph, batch sizes 32 and 20
     assert shown == "2 XLA compilations", shown
     assert "compiled by XLA 2×," in text, text
+
+
+_BURST = textwrap.dedent(
+    """
+    import ctypes, os, sys
+    from tfgraph_lab._xla_log import XlaLog
+
+    log = XlaLog()
+    log.requested = True
+    mark = log.open()
+    line = b"y" * 99 + b"\\n"
+    burst = line * (int(sys.argv[1]) // 100)
+    libc = ctypes.PyDLL(None)  # PyDLL: the C call keeps the GIL while it writes
+    libc.write.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
+    written = libc.write(2, burst, len(burst))
+    os.write(2, b"a long piece with no line end: " + b"z" * 3_000_000)  # a progress bar's kind
+    window = log.close(mark)
+    print("WROTE", written, len(burst), window.launches, flush=True)
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="ctypes.PyDLL(None) is the C library on POSIX only")
+def test_a_burst_written_to_fd_2_with_the_gil_held_does_not_hang(tmp_path: Path) -> None:
+    """A C-level write of several MB to fd 2 that keeps the GIL: the reader must not need the GIL
+    to take it (a pipe read by a thread hung here for good with 1.1 MB: the writer waited for the
+    reader, the reader for the writer's GIL). All of it reaches the real stderr, in order."""
+    script = tmp_path / "burst.py"
+    script.write_text(_BURST)
+    size = 4_000_000
+    env = _env()
+    done = subprocess.run(
+        [sys.executable, str(script), str(size)], capture_output=True, env=env, cwd=tmp_path, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [b"WROTE", str(size).encode(), str(size).encode(), b"0"], done.stdout
+    assert done.stderr == (b"y" * 99 + b"\n") * (size // 100) + b"a long piece with no line end: " + b"z" * 3_000_000

@@ -12,7 +12,7 @@ and the switch is read once, when TensorFlow's C++ library loads: ``TF_CPP_VMODU
   (``tfgraph-lab run`` calls it; ``%load_ext tfgraph_lab`` calls :meth:`XlaLog.hold`, which also
   keeps fd 2 read until the extension is unloaded); it also notices a user who set
   ``TF_CPP_VMODULE=device_compiler=2`` themselves;
-* while a watch runs, file descriptor 2 is a pipe read by a thread (:class:`_Tee`): the compile
+* while a watch runs, file descriptor 2 is read (:class:`tfgraph_lab._fd2_tee.Fd2Tee`): the compile
   lines are taken with their time, everything else is written on to the real stderr unchanged,
   except what the user's own ``TF_CPP_MIN_LOG_LEVEL`` would have hidden when :meth:`prepare`
   lowered it (TF's INFO lines), and, when the user did not ask for them, the ``device_compiler``
@@ -32,6 +32,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from ._fd2_tee import Fd2Tee, write_all
+
 __all__ = ["LOG", "LogWindow", "XlaLog", "compile_name_parts"]
 
 _COMPILED = re.compile(rb"device_compiler\.\w+:\d+\] Instantly compiling for signature: (\S+)")
@@ -46,11 +48,9 @@ _ONCE = re.compile(rb"device_compiler\.\w+:\d+\] Compiled cluster using XLA!")
 # "2024-01-02 03:04:05.123456: I ./tensorflow/compiler/jit/device_compiler.h:478] ...".
 _ABSL = re.compile(rb"^([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d+(?:\.\d+)?)\s+\d+ \S+:\d+\] ")
 _TSL = re.compile(rb"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d+)?): ([IWEF]) \S+:\d+\] ")
-_SEGMENT = re.compile(rb"([^\r\n]*)(?:\r\n|\r|\n)")
 _LOG_START = re.compile(rb"^(?:[IWEF]\d{4} |\d{4}-\d\d-\d\d )")  # C++ writes a line at once
 _SEVERITY = {b"I": 0, b"W": 1, b"E": 2, b"F": 3}
 _ABSL_PREAMBLE = b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR"
-_PIPE_SIZE = 1 << 20  # a burst of C++ log lines written with the GIL held must not fill the pipe
 
 
 @dataclass
@@ -71,7 +71,7 @@ class XlaLog:
         self.user_level = 0  # the TF_CPP_MIN_LOG_LEVEL the user wanted (we may have lowered it)
         self.proven = False
         self._lock = threading.Lock()
-        self._tee: _Tee | None = None
+        self._tee: Fd2Tee | None = None
         self._users = 0
         self.compiles: list[tuple[float, str]] = []
         self.launches = 0
@@ -126,7 +126,7 @@ class XlaLog:
             return None
         with self._lock:
             if self._tee is None:
-                tee = _Tee(self)
+                tee = Fd2Tee(self._keep, lambda rest: _LOG_START.match(rest) is None)
                 if not tee.start():
                     return None
                 self._tee = tee
@@ -141,7 +141,7 @@ class XlaLog:
         if tee is None or tee.saved < 0:
             return False
         try:
-            _write_all(tee.saved, data)
+            write_all(tee.saved, data)
         except OSError:
             return False
         return True
@@ -183,110 +183,21 @@ class XlaLog:
             return not self.hide
         return True
 
-
-LOG = XlaLog()
-
-
-class _Tee:
-    """fd 2 made a pipe; a daemon thread reads it, hands each line to the log and writes on."""
-
-    def __init__(self, log: XlaLog) -> None:
-        self.log = log
-        self.saved = -1
-        self.read_end = -1
-        self.thread: threading.Thread | None = None
-        self.done = threading.Event()
-        self.busy = False  # the pump holds a chunk it has read but not yet handed on
-
-    def start(self) -> bool:
-        try:
-            sys.stderr.flush()
-            self.saved = os.dup(2)
-            read_end, write_end = os.pipe()
-        except (OSError, ValueError, AttributeError):
-            return False
-        try:
-            import fcntl
-
-            fcntl.fcntl(write_end, 1031, _PIPE_SIZE)  # F_SETPIPE_SZ (Linux); elsewhere 64 KiB
-        except (ImportError, OSError, AttributeError):
-            pass
-        os.dup2(write_end, 2)
-        os.close(write_end)
-        self.read_end = read_end
-        self.thread = threading.Thread(target=self._pump, name="tfgraph_lab-xla-log", daemon=True)
-        self.thread.start()
-        return True
-
-    def flush(self) -> None:
-        """Wait (briefly) until everything written to fd 2 so far has been read."""
-        try:
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            return
-        deadline = time.monotonic() + 0.5
-        for _ in range(2):  # twice: a chunk between the pipe and the pump is in neither
-            while time.monotonic() < deadline and (self.busy or _pending(self.read_end) > 0):
-                time.sleep(0.002)
-            time.sleep(0.003)
-
-    def stop(self) -> None:
-        try:
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            pass
-        os.dup2(self.saved, 2)  # the pipe's last write end closes: the pump reads to its end
-        if self.thread is not None:
-            self.thread.join(timeout=2.0)  # a child process still holding the pipe: left running
-        if self.done.is_set():
-            os.close(self.saved)
-
-    def _pump(self) -> None:
-        pending = b""
-        dropping = False
-        try:
-            while True:
-                try:
-                    chunk = os.read(self.read_end, 65536)
-                except InterruptedError:
-                    continue
-                if not chunk:
-                    break
-                self.busy = True
-                seen = time.time()
-                data = pending + chunk
-                out = []
-                dropping = False  # a C++ message and its continuation lines come in one write
-                end = 0
-                for match in _SEGMENT.finditer(data):  # lines, and progress bars' "\r" pieces
-                    end = match.end()
-                    keep, dropping = self._keep(match.group(1), seen, dropping)
-                    if keep:
-                        out.append(match.group(0))
-                pending = data[end:]
-                if pending and _LOG_START.match(pending) is None:
-                    out.append(pending)  # a partial line (a progress bar): on at once
-                    pending = b""
-                _write_all(self.saved, b"".join(out))
-                self.busy = False
-            if pending:
-                _write_all(self.saved, pending)
-        finally:
-            os.close(self.read_end)
-            self.done.set()
-
     def _keep(self, line: bytes, seen: float, dropping: bool) -> tuple[bool, bool]:
-        log = self.log
+        """One line of fd 2 (the tee's judge): (pass it on, drop its continuation lines)."""
         match = _ABSL.match(line) or _TSL.match(line)
         if match is None:
-            if log.user_level and line == _ABSL_PREAMBLE:
+            if self.user_level and line == _ABSL_PREAMBLE:
                 return False, dropping
             return not dropping, dropping
         letter = match.group(1) if match.re is _ABSL else match.group(7)
-        if _SEVERITY.get(letter, 0) < log.user_level:
-            log._took(line, seen)
+        if _SEVERITY.get(letter, 0) < self.user_level:
+            self._took(line, seen)
             return False, True
-        return log._took(line, seen), False
+        return self._took(line, seen), False
+
+
+LOG = XlaLog()
 
 
 def compile_name_parts(name: str) -> tuple[str, str]:
@@ -342,28 +253,3 @@ def _int(text: str) -> int:
         return int(text.strip() or 0)
     except ValueError:
         return 0
-
-
-def _pending(fd: int) -> int:
-    """Bytes waiting in the pipe (Linux FIONREAD); 0 where it cannot be asked."""
-    try:
-        import array
-        import fcntl
-        import termios
-
-        buf = array.array("i", [0])
-        fcntl.ioctl(fd, termios.FIONREAD, buf, True)
-        return int(buf[0])
-    except (ImportError, OSError, ValueError):
-        return 0
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    while data:
-        try:
-            written = os.write(fd, data)
-        except InterruptedError:
-            continue
-        except OSError:
-            return
-        data = data[written:]

@@ -93,6 +93,7 @@ _SCRIPT = textwrap.dedent(
 _LOGGED = re.compile(r"device_compiler\.\w+:\d+\] Instantly compiling for signature: (\S+)")
 
 
+@pytest.mark.slow
 def test_fixes_under_xla_say_the_compilations_remain_as_tensorflow_logs_them(tmp_path: Path) -> None:
     script = tmp_path / "caveats.py"
     script.write_text(_SCRIPT)

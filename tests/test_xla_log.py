@@ -395,6 +395,7 @@ def test_compile_names(name: str, parts: tuple[str, str]) -> None:
     assert compile_name_parts(name) == parts
 
 
+@pytest.mark.slow
 def test_retrace_lab_shows_the_logged_count_as_exact(tmp_path: Path) -> None:
     """The lab's XLA count is the report's: from TF's log it carries no "≥" (modelled, it does:
     tests/test_xla.py), and it equals TF's own lines."""
@@ -447,6 +448,7 @@ _BURST = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="ctypes.PyDLL(None) is the C library on POSIX only")
 def test_a_burst_written_to_fd_2_with_the_gil_held_does_not_hang(tmp_path: Path) -> None:
     """A C-level write of several MB to fd 2 that keeps the GIL: the reader must not need the GIL

@@ -17,8 +17,10 @@ Rendering is the report's own (:mod:`tfgraph_lab.render`): stylesheet, stats, ch
 from __future__ import annotations
 
 import contextvars
+import math
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from html import escape
 from typing import Any
@@ -52,6 +54,9 @@ class LiveDisplay:
         budget: float = 0.02,
         publish: Publisher | None = None,
     ) -> None:
+        for name, value in (("interval", interval), ("budget", budget)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
         if interval < 1 / MAX_RATE:
             raise ValueError(
                 f"interval must be ≥ {1 / MAX_RATE:.1f} s (≤ {MAX_RATE:.0f} updates/s), got {interval}"
@@ -69,6 +74,7 @@ class LiveDisplay:
         self.updates = 0
         self.snapshot_errors = 0
         self.last_error: str | None = None
+        self.broken = False  # publishing failed (the front end went away): no more updates
         self.update_seconds = 0.0  # total time spent taking snapshots and rendering
         self.started_at = 0.0
 
@@ -98,10 +104,13 @@ class LiveDisplay:
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
+        bundle = {"text/plain": "", "text/html": ""}
         if report is not None:
-            bundle = {"text/plain": str(report), "text/html": report._repr_html_()}
-        else:
-            bundle = {"text/plain": "", "text/html": ""}
+            try:
+                bundle = {"text/plain": str(report), "text/html": report._repr_html_()}
+            except Exception as exc:  # the report is shown elsewhere too: never fail the block here
+                self._failed(exc)
+                return
         self._send(bundle)
 
     def __enter__(self) -> LiveDisplay:
@@ -134,16 +143,34 @@ class LiveDisplay:
         if key != self._last_key:
             self._last_key = key
             self._send(self._bundle(counters))
-            self.updates += 1
+            self.updates += not self.broken
         cost = time.perf_counter() - t0
         self.update_seconds += cost
         return cost
 
     def _send(self, bundle: dict[str, str]) -> None:
-        if self._publish is not None:
-            self._publish(bundle)
-        elif self._handle is not None:
-            self._handle.update(_Bundle(bundle))
+        """Publish, never raising: a display is a side channel of the user's code (a front end
+        gone, a broken handle stop the updates with one warning; the watch and its report go on)."""
+        if self.broken:
+            return
+        try:
+            if self._publish is not None:
+                self._publish(bundle)
+            elif self._handle is not None:
+                self._handle.update(_Bundle(bundle))
+        except Exception as exc:
+            self._failed(exc)
+
+    def _failed(self, exc: Exception) -> None:
+        self.broken = True
+        self._stop.set()
+        self.last_error = f"{type(exc).__name__}: {exc}"
+        warnings.warn(
+            f"tfgraph_lab: the live display stopped updating ({self.last_error}); the watch and its "
+            "report are not affected",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
     # ------------------------------------------------------------------- drawing
     def _bundle(self, counters: Any) -> dict[str, str]:

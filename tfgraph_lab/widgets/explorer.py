@@ -122,9 +122,7 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
 def _label(e: Event) -> str:
     tag = "TRACED" if e.traced else ("FAILED" if e.failed_trace or e.error else "cached")
     codes = ",".join(r.code for r in e.reasons)
-    return f"{e.qualname} {call_label(e)} · {tag} · {_time(e)}" + (
-        f" · {codes}" if codes else ""
-    )
+    return f"{e.qualname} {call_label(e)} · {tag} · {_time(e)}" + (f" · {codes}" if codes else "")
 
 
 def _time(e: Event) -> str:

@@ -28,7 +28,7 @@ from .fallback import lab_snapshot_html, lab_text, live_region, set_live_text, s
 from .lab_panels import cache_html, fix_hint_html, reason_html, status_html, xla_count_html
 from .parts import LABEL_WIDTH, add_classes, labelled, section
 from .predict import PredictionGame
-from .scenario import DTYPES, FLAG_MODES, RANKS, LabSettings
+from .scenario import BOUNDS, DTYPES, FLAG_MODES, RANKS, LabSettings
 from .session import ActionResult, LabSession
 
 __all__ = ["RetraceLab"]
@@ -67,10 +67,20 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         )
         self.training = W.Checkbox(value=s.training, description="training (the flag's value)", indent=False)
         self.batch = W.IntSlider(
-            value=s.batch, min=1, max=128, description="batch size", style=_LABEL, layout=_WIDE
+            value=s.batch,
+            min=BOUNDS["batch"][0],
+            max=BOUNDS["batch"][1],
+            description="batch size",
+            style=_LABEL,
+            layout=_WIDE,
         )
         self.features = W.IntSlider(
-            value=s.features, min=1, max=64, description="feature size", style=_LABEL, layout=_WIDE
+            value=s.features,
+            min=BOUNDS["features"][0],
+            max=BOUNDS["features"][1],
+            description="feature size",
+            style=_LABEL,
+            layout=_WIDE,
         )
         self.dtype = W.Dropdown(
             options=list(DTYPES),
@@ -94,7 +104,12 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             disabled=not self.session.scenario.builtin,
         )
         self.loop_calls = W.IntSlider(
-            value=s.loop_calls, min=2, max=50, description="loop: calls", style=_LABEL, layout=_WIDE
+            value=s.loop_calls,
+            min=BOUNDS["loop_calls"][0],
+            max=BOUNDS["loop_calls"][1],
+            description="loop: calls",
+            style=_LABEL,
+            layout=_WIDE,
         )
         self.partial_last = W.Checkbox(
             value=s.partial_last, description="loop: last batch is partial", indent=False
@@ -142,12 +157,14 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             control.observe(self._on_control, names="value")
         add_classes(self, [*self.controls, "call_button", "loop_button", "reset_button"])
         add_classes(self, ["predict_mode", "prediction", "score", "fix_button", "fix_hint", "graph_guess"])
-        self.call_button.on_click(lambda _: self._act(self.session.call_once))
-        self.loop_button.on_click(lambda _: self._act(self.session.run_loop))
-        self.reset_button.on_click(lambda _: self._reset())
-        self.fix_button.on_click(lambda _: self._apply_fix())
-        self.predict_mode.observe(lambda _: self.refresh(), names="value")
-        self.prediction.observe(lambda _: self._refresh_buttons(), names="value")
+        # Every callback through _safely: an error shows in the lab (ipywidgets would only log it)
+        self.call_button.on_click(lambda _: self._safely(lambda: self._act(self.session.call_once)))
+        self.loop_button.on_click(lambda _: self._safely(lambda: self._act(self.session.run_loop)))
+        self.reset_button.on_click(lambda _: self._safely(self._reset))
+        self.fix_button.on_click(lambda _: self._safely(self._apply_fix))
+        self.predict_mode.observe(lambda _: self._safely(self.refresh), names="value")
+        self.prediction.observe(lambda _: self._safely(self._refresh_buttons), names="value")
+        self._reverting = False
 
         self.trace_count = W.HTML().add_class("tfgl-trace-count")
         self.calls = W.HTML().add_class("tfgl-calls")
@@ -229,13 +246,38 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
 
     # ---------------------------------------------------------------------- events
     def _on_control(self, change: dict[str, Any]) -> None:
+        if self._reverting:
+            return
         name = next(k for k, w in self.controls.items() if w is change["owner"])
         try:
             self.session.update(**{name: change["new"]})
-        except ValueError as exc:
-            self.status.value = f"<div class='tfgl-reason-box tfgl-error'>{escape(str(exc))}</div>"
+        except (ValueError, TypeError) as exc:  # bad settings, or a decorator TF refuses
+            self._revert(name)
+            self.status.value = (
+                f"<div class='tfgl-reason-box tfgl-error'>{escape(f'{type(exc).__name__}: {exc}')}</div>"
+            )
             return
-        self.refresh(what=f"control {name}")
+        except Exception:
+            self._revert(name)
+            self._show_traceback()
+            return
+        self._safely(lambda: self.refresh(what=f"control {name}"))
+
+    def _revert(self, name: str) -> None:
+        """Put a control back to the session's setting: it shows what the lab runs."""
+        self._reverting = True
+        try:
+            self.controls[name].value = getattr(self.session.settings, name)
+        finally:
+            self._reverting = False
+
+    def _safely(self, callback: Callable[[], Any]) -> None:
+        """Run a widget callback; an error shows in the lab's status (a lab bug must show, not
+        vanish in a callback). KeyboardInterrupt goes on: the learner stopped it."""
+        try:
+            callback()
+        except Exception:
+            self._show_traceback()
 
     def _act(self, action: Callable[[], ActionResult]) -> None:
         predicted = self.prediction.value

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = [
+    "BOUNDS",
     "DTYPES",
     "FLAG_MODES",
     "RANKS",
@@ -31,6 +32,10 @@ FLAG_MODES: dict[str, str] = {
 DTYPES = ("float32", "float64", "int32")
 RANKS = (1, 2, 3)
 _TIME_STEPS = 4  # the middle dimension of a rank-3 batch: (batch, 4, features)
+#: The whole numbers a learner can set, as the lab's sliders allow them (a value outside would
+#: show as the slider's end while the calls used it).
+BOUNDS: dict[str, tuple[int, int]] = {"batch": (1, 128), "features": (1, 64), "loop_calls": (2, 50)}
+_FLAGS = ("training", "input_signature", "reduce_retracing", "variable_inside", "jit_compile", "partial_last")
 
 
 @dataclass(frozen=True)
@@ -57,11 +62,13 @@ class LabSettings:
             raise ValueError(f"dtype must be one of {DTYPES}, got {self.dtype!r}")
         if self.rank not in RANKS:
             raise ValueError(f"rank must be one of {RANKS}, got {self.rank!r}")
-        if self.batch < 1 or self.features < 1 or self.loop_calls < 1:
-            raise ValueError(
-                f"batch, features and loop_calls must be ≥ 1, got {self.batch}, "
-                f"{self.features}, {self.loop_calls}"
-            )
+        for name, (low, high) in BOUNDS.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+        for name in _FLAGS:
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
     def decorator(self) -> tuple[bool, bool, bool, bool]:
         """The settings that change the ``@tf.function`` line: changing one makes a new function."""
@@ -144,7 +151,13 @@ class LabScenario:
         if python_function is not None:
             target = python_function
         self.python_fn: Callable[..., Any] | None = target
-        self.name = getattr(target, "__name__", "model_step") if target is not None else "model_step"
+        if target is not None and not callable(target):
+            raise TypeError(
+                f"RetraceLab traces a function called as fn(x, training=...); got {type(target).__name__} {target!r}"
+            )
+        name = getattr(target, "__name__", None) if target is not None else "model_step"
+        # a partial, a callable object or a lambda has no name to write code with: "fn"
+        self.name = name if isinstance(name, str) and name.isidentifier() else "fn"
 
     @property
     def builtin(self) -> bool:
@@ -215,7 +228,8 @@ class LabScenario:
             options.append(fix)  # «Apply the fix» (see code())
         args = ", ".join(options)
         if not self.builtin:
-            source = _source_of(self.python_fn)
+            named = self.name == getattr(self.python_fn, "__name__", None)
+            source = _source_of(self.python_fn) if named else "# fn: the callable passed to RetraceLab\n"
             wrap = f"{self.name} = tf.function({self.name}{', ' + args if args else ''})"
             return f"{source}\n{wrap}\n" if source else f"{wrap}\n"
         decorator = f"@tf.function({args})" if args else "@tf.function"

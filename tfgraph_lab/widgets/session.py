@@ -130,19 +130,30 @@ class LabSession:
         """Change settings; a decorator change builds a new tf.function. True if it did."""
         new = self.settings.with_changes(**changes)
         rebuild = new.decorator() != self.settings.decorator()
+        if rebuild:  # built first: a decorator TF refuses leaves the lab as it was
+            function = self.scenario.build(new, "")
+            self.settings = new
+            self.reset(
+                "the decorator changed: a new tf.function object, with an empty graph cache",
+                function=function,
+            )
         self.settings = new
-        if rebuild:
-            self.reset("the decorator changed: a new tf.function object, with an empty graph cache")
         return rebuild
 
     def reset(
-        self, note: str = "cache reset: a new tf.function object, with an empty graph cache", fix: str = ""
+        self,
+        note: str = "cache reset: a new tf.function object, with an empty graph cache",
+        fix: str = "",
+        function: Any = None,
     ) -> None:
+        """A new tf.function (``function``, when already built from the settings and ``fix``)."""
+        if function is None:
+            function = self.scenario.build(self.settings, fix)  # may raise: nothing changed yet
         if self.fix and not fix:
             note += " (the applied fix is removed: the decorator is the settings' again)"
         self.built = self.settings
         self.fix = fix
-        self.function = self.scenario.build(self.settings, fix)
+        self.function = function
         generation = self.state.generation + 1
         self.state = LabState(note=note, generation=generation)
         self.history = []
@@ -188,30 +199,44 @@ class LabSession:
 
     def _run(self, kind: str, calls: list[tuple[LabSettings, int]]) -> ActionResult:
         fn = self.function
-        self.history = (self.history + calls)[-MAX_HISTORY:]
         # Build the tensors before watching: only the calls belong in the report.
         inputs = [self.scenario.arguments(settings, b) for settings, b in calls]
         error: str | None = None
+        interrupted: BaseException | None = None
+        made = 0  # calls made (the one that raised included): what «Apply the fix» replays
         with watch() as recorder:
             for x, flag in inputs:
+                made += 1
                 try:
                     fn(x, training=flag)
                 except Exception as exc:  # shown to the learner, as TF says it
                     error = error_text(exc, limit=600)
                     break
+                except BaseException as exc:  # Ctrl-C: show the calls made, then stop
+                    interrupted = exc
+                    error = f"{type(exc).__name__}: interrupted"
+                    break
         del inputs
+        self.history = (self.history + calls[:made])[-MAX_HISTORY:]
         report = recorder.report
-        events = tuple(e for e in report.events if e.qualname == self._qualname() and e.via == "call")
-        return self._fold(kind, report, events, error)
+        key = _own_key(report)
+        events = tuple(e for e in report.events if (e.qualname, e.filename) == key and e.via == "call")
+        result = self._fold(kind, report, events, error, key)
+        if interrupted is not None:
+            raise interrupted
+        return result
 
-    def _qualname(self) -> str:
-        fn = self.scenario.python_function(self.built)
-        return str(getattr(fn, "__qualname__", getattr(fn, "__name__", "")))
-
-    def _fold(self, kind: str, report: Any, events: tuple[Event, ...], error: str | None) -> ActionResult:
+    def _fold(
+        self,
+        kind: str,
+        report: Any,
+        events: tuple[Event, ...],
+        error: str | None,
+        key: tuple[str, str] | None = None,
+    ) -> ActionResult:
         state = self.state
         summary = next(
-            (f for f in report.functions if f.qualname == self._qualname() and not f.framework), None
+            (f for f in report.functions if (f.qualname, f.filename) == key and not f.framework), None
         )
         hit_rows: list[int] = []
         row_of: dict[int, int] = {}  # index in this report's graphs → row of the lab's cache table
@@ -254,3 +279,13 @@ class LabSession:
         result = ActionResult(kind, len(events), traces, events, error, tuple(hit_rows), compiles, xla_kind)
         state.last_action = result
         return result
+
+
+def _own_key(report: Any) -> tuple[str, str] | None:
+    """``(qualname, filename)`` the report gives the lab's own function: the last call of a lab
+    action is always its own (a tf.function it calls records its call first, when that returns),
+    whatever the callable is (a partial, an object, a lambda: the report names them its way)."""
+    for e in reversed(report.events):
+        if e.via == "call":
+            return (e.qualname, e.filename)
+    return None

@@ -1,0 +1,219 @@
+"""Red team, the labs and the live display (issue 23, item 11's guarantees on these surfaces):
+hostile inputs get a clear error, nothing of the user's is changed, TensorFlow is exactly as it
+was after any failure, and a widget callback that raises shows its error instead of losing it.
+Each case failed before its fix."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from typing import Any
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+tf = pytest.importorskip("tensorflow")
+
+import tfgraph_lab  # noqa: E402
+from tfgraph_lab.live_display import LiveDisplay  # noqa: E402
+from tfgraph_lab.recorder import is_patched  # noqa: E402
+from tfgraph_lab.widgets import LabSettings, RetraceLab  # noqa: E402
+
+
+def _agrees_with_tf(lab: RetraceLab) -> None:
+    state = lab.session.state
+    assert state.traces == lab.session.function.experimental_get_tracing_count() == state.tf_traces
+    assert len(state.graphs) == state.tf_traces
+
+
+# ------------------------------------------------------------------ RetraceLab: inputs
+
+
+def scaled(x: Any, training: Any, scale: float = 1.0) -> Any:
+    return tf.reduce_sum(x) * scale
+
+
+class Step:
+    def __call__(self, x: Any, training: Any) -> Any:
+        return tf.reduce_sum(x)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [functools.partial(scaled, scale=2.0), Step(), lambda x, training: tf.reduce_sum(x)],
+    ids=["partial", "callable object", "lambda"],
+)
+def test_any_callable_is_counted_as_tf_counts_it(fn: Any) -> None:
+    lab = RetraceLab(fn)
+    lab.call_button.click()
+    lab.batch.value = 7
+    lab.call_button.click()
+    assert lab.session.state.calls == 2  # was 0 calls, 0 traces for a partial or an object
+    _agrees_with_tf(lab)
+    code = lab.session.code()
+    assert "model_step" not in code and "<lambda> =" not in code  # it is not model_step
+    compile(code, "<lab>", "exec")  # the code it shows is Python
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        (dict(batch=500), "batch"),  # the slider showed 128 while calls used 500
+        (dict(loop_calls=10**6), "loop_calls"),  # «Run loop» made a million calls
+        (dict(batch="3"), "batch"),  # TypeError: '<' not supported
+        (dict(batch=2.5), "batch"),  # accepted; the slider showed 2
+        (dict(features=True), "features"),
+        (dict(training="yes"), "training"),
+    ],
+)
+def test_settings_out_of_the_controls_range_are_refused_clearly(
+    settings: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        LabSettings(**settings)
+
+
+def test_a_failing_rebuild_leaves_the_lab_as_it_was_and_says_why() -> None:
+    def needs_extra(x: Any, training: Any, *, extra: Any) -> Any:  # input_signature cannot bind it
+        return tf.reduce_sum(x)
+
+    lab = RetraceLab(needs_extra)
+    before = lab.session.function
+    lab.input_signature.value = True  # raised TypeError out of the control, settings half changed
+    assert "keyword-only parameter" in lab.status.value
+    assert lab.session.function is before
+    assert not lab.session.settings.input_signature and not lab.session.built.input_signature
+    assert lab.input_signature.value is False  # the control shows what the lab runs
+
+
+# ---------------------------------------------------------------- RetraceLab: mid-run
+
+
+def test_calls_not_made_are_not_replayed_by_apply_the_fix() -> None:
+    def fails_on_five(x: Any, training: Any) -> Any:
+        if x.shape[0] == 5:
+            raise ValueError("no batches of 5")
+        return tf.reduce_sum(x)
+
+    lab = RetraceLab(fails_on_five)
+    lab.batch.value = 5
+    lab.loop_calls.value = 6
+    lab.loop_button.click()  # the first call raises: the loop stops there
+    assert lab.session.state.calls == 1
+    assert len(lab.session.history) == 1  # was 6: «Apply the fix» replayed calls never made
+
+
+def test_an_interrupt_mid_loop_leaves_tf_unpatched_and_the_lab_in_step() -> None:
+    def interrupted(x: Any, training: Any) -> Any:
+        if x.shape[0] == 3:  # at trace time: the loop's partial last batch
+            raise KeyboardInterrupt
+        return tf.reduce_sum(x)
+
+    lab = RetraceLab(interrupted)
+    lab.batch.value = 6
+    lab.loop_calls.value = 4  # 6, 6, 6, 3
+    with pytest.raises(KeyboardInterrupt):
+        lab.loop_button.click()
+    assert not is_patched()
+    assert lab.session.state.calls == 4  # the calls that ran are shown (was: none of them)
+    assert len(lab.session.history) == 4
+    _agrees_with_tf(lab)
+
+
+# ---------------------------------------------------------- RetraceLab: callbacks
+
+
+@pytest.mark.parametrize("button", ["reset_button", "call_button", "fix_button"])
+def test_a_widget_callback_that_raises_shows_its_error(button: str, monkeypatch: Any) -> None:
+    lab = RetraceLab()
+    lab.call_button.click()
+    lab.batch.value = 9
+    lab.call_button.click()  # a retrace: «Apply the fix» has a fix to apply
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a lab bug")
+
+    monkeypatch.setattr(lab, "refresh", broken)  # the redraw after the action fails
+    getattr(lab, button).click()
+    monkeypatch.undo()
+    assert "RuntimeError: a lab bug" in lab.status.value  # shown, not lost in a log
+    assert not is_patched()
+
+
+def test_a_control_callback_that_raises_shows_its_error(monkeypatch: Any) -> None:
+    lab = RetraceLab()
+
+    def broken(**changes: Any) -> bool:
+        raise RuntimeError("a lab bug in update")
+
+    monkeypatch.setattr(lab.session, "update", broken)
+    lab.dtype.value = "float64"  # raised out of the assignment
+    assert "RuntimeError: a lab bug in update" in lab.status.value
+    assert lab.dtype.value == "float32"  # the control shows what the lab runs
+
+
+# -------------------------------------------------------------------- live display
+
+
+@pytest.mark.parametrize(
+    "kwargs", [dict(interval="fast"), dict(interval=float("nan")), dict(budget="2%"), dict(interval=None)]
+)
+def test_live_display_refuses_hostile_settings_clearly(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=r"interval|budget"):
+        LiveDisplay(object(), **kwargs)
+
+
+class BrokenHandle:
+    """A display handle whose front end went away: every update raises."""
+
+    def update(self, obj: Any) -> None:
+        raise OSError("the front end is gone")
+
+
+@pytest.fixture
+def broken_display(monkeypatch: Any) -> None:
+    import IPython.display
+
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: BrokenHandle())
+
+
+@tf.function
+def step(x: Any) -> Any:
+    return x * 2
+
+
+def test_a_failing_live_display_never_fails_the_block(broken_display: None) -> None:
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        with tfgraph_lab.watch(live=True) as w:  # raised OSError as the block ended
+            step(tf.ones([2]))
+            step(tf.ones([3]))
+    assert not is_patched()
+    assert w.report.traces == 2
+    assert any("live display" in str(m.message) for m in said)  # said once, not lost
+
+
+def test_a_failing_live_display_never_replaces_the_blocks_error(broken_display: None) -> None:
+    with pytest.raises(ZeroDivisionError), tfgraph_lab.watch(live=True):  # was OSError from the display
+        step(tf.ones([2]))
+        raise ZeroDivisionError("the block's own error")
+    assert not is_patched()
+
+
+def test_a_failing_publisher_stops_the_updates_quietly() -> None:
+    calls: list[int] = []
+
+    def publish(bundle: dict[str, str]) -> None:
+        calls.append(1)
+        if len(calls) > 1:
+            raise OSError("gone")
+
+    with tfgraph_lab.watch() as recorder, pytest.warns(RuntimeWarning, match="live display stopped"):
+        dash = LiveDisplay(recorder, publish=publish).start()
+        step(tf.ones([4]))
+        dash.update()  # raised OSError into the caller (the loop's thread died with it)
+        dash.update()
+        dash.close()
+    assert dash.last_error is not None and "gone" in dash.last_error
+    assert len(calls) == 2  # no more updates after the first failure
+    assert not is_patched()

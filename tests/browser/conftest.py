@@ -7,6 +7,7 @@ under ``CI=true`` where a missing browser is a failure.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import secrets
@@ -17,7 +18,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,13 +62,16 @@ class LabServer:
     url: str
     token: str
     root: Path
+    workspaces: itertools.count = field(default_factory=itertools.count)
 
     def notebook_url(self, name: str, app: str = "lab") -> str:
+        """The URL that opens ``name``; in JupyterLab, in a workspace of its own each time, so no
+        test sees the tabs and layout an earlier test on this (session-wide) server left."""
         if app == "voila":
             return f"{self.url}/voila/render/{name}?token={self.token}"
         if app == "notebook":  # Notebook 7, served by the same server
             return f"{self.url}/notebooks/{name}?token={self.token}"
-        return f"{self.url}/lab/tree/{name}?token={self.token}"
+        return f"{self.url}/lab/workspaces/test-{next(self.workspaces)}/tree/{name}?token={self.token}"
 
     def open_notebook(self, page: Any, name: str, timeout_ms: float = 60_000, app: str = "lab") -> None:
         """Open ``name`` in JupyterLab (or Notebook 7: ``app="notebook"``) and wait until its
@@ -107,8 +111,9 @@ def artifacts() -> Path:
     return ARTIFACTS
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """One JupyterLab server for the whole session (Lab, Notebook 7 and Voila pages alike)."""
     pytest.importorskip("jupyterlab")
     base = tmp_path_factory.mktemp("jupyter")
     root = base / "root"
@@ -164,7 +169,7 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         log.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     path = chromium_path()
     try:

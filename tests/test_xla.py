@@ -173,6 +173,45 @@ def test_judging_by_time(calls: list[tuple[float, bool]], expected: list[bool]) 
     assert estimate_hidden({1: calls}) == {1: expected}
 
 
+def test_a_graph_whose_every_call_had_new_sizes_is_judged_against_the_compile_floor() -> None:
+    """Keras's predict step (TF 2.21): the relaxed predict_function fed 5 rows, then 32 and 8,
+    compiled its XLA step at every call; the fastest call was a compilation, so none stood out
+    and the model said 2 where TF's log said 4. Where the sizes are seen, only calls with new
+    sizes are candidates, and with no other call to compare with, 50 ms or more counts."""
+    from tfgraph_lab._xla import MIN_COMPILE_SECONDS, estimate_hidden
+
+    calls = [(0.15, True), (0.12, True), (0.01, True)]
+    assert estimate_hidden({1: calls}) == {1: [False, False, False]}  # untracked: the old rule
+    assert MIN_COMPILE_SECONDS == 0.05
+    assert estimate_hidden({1: calls}, {1}) == {1: [True, True, False]}
+    with_repeat = [(0.15, True), (0.002, False), (0.12, True)]  # a repeat of known sizes: the reference
+    assert estimate_hidden({1: with_repeat}, {1}) == {1: [True, False, True]}
+
+
+def test_calls_with_sizes_a_graph_ran_with_are_not_candidates() -> None:
+    """A plain function taking [None, 4] around an XLA step: the call's concrete sizes are seen,
+    so a repeat of 32 rows is a cached run (a reference), and new sizes are the candidates."""
+    from tfgraph_lab._calllog import CallRecord, Hit
+
+    @tf.function(jit_compile=True)
+    def step(x: Any) -> Any:
+        return x * 2.0
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])
+    def predict(x: Any) -> Any:
+        return step(x) + 1.0
+
+    with tfgraph_lab.watch() as w:
+        for n in (5, 32, 8, 32, 8):
+            predict(tf.ones([n, 4]))
+    calls = [e for e in w.entries() if isinstance(e, (CallRecord, Hit)) and e.state.info.qualname.endswith("predict")]
+    kinds = []
+    for e in calls:
+        outcome = getattr(e, "xla", None)
+        kinds.append("hit" if isinstance(e, Hit) else "certain" if outcome and not outcome.maybe else "candidate")
+    assert kinds == ["certain", "candidate", "candidate", "hit", "hit"], kinds
+
+
 # ------------------------------------------------------------------------ the XLA budget
 
 

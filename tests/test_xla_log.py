@@ -464,3 +464,53 @@ def test_a_burst_written_to_fd_2_with_the_gil_held_does_not_hang(tmp_path: Path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == [b"WROTE", str(size).encode(), str(size).encode(), b"0"], done.stdout
     assert done.stderr == (b"y" * 99 + b"\n") * (size // 100) + b"a long piece with no line end: " + b"z" * 3_000_000
+
+
+_PREDICT = textwrap.dedent(
+    """
+    import json, os
+    import numpy as np
+    import keras
+    import tfgraph_lab
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    model.compile("sgd", "mse", jit_compile=True)
+    with tfgraph_lab.watch() as rec:
+        for rows in (3, 5, 40):  # 40 rows: batches of 32 and 8
+            os.write(2, f"==PREDICT {rows}==\\n".encode())
+            model.predict(np.ones((rows, 4), "float32"), verbose=0)
+
+    def step(report):
+        (f,) = [f for f in report.functions if f.xla_compiles or f.xla_compiles_kind]
+        return [f.xla_compiles, f.xla_compiles_kind]
+
+    out = {"log": step(rec.report)}
+    rec._xla_window = None  # the same watch as the model alone saw it
+    rec._report = None
+    out["model"] = step(rec.report)
+    print("REPORT " + json.dumps(out))
+    """
+)
+
+
+@pytest.mark.slow
+def test_keras_predict_on_new_lengths_counts_each_batch_size(tmp_path: Path) -> None:
+    """Keras 3's predict step under XLA, as TF 2.21 logs it: the first predict traces a graph for
+    its 3 rows (1 compilation), the next relaxes to (None, 4) (5 rows: 1), and 40 rows run as
+    batches of 32 and 8 (2 more). The model saw the 5-row run and missed 32 and 8 (2 where TF
+    said 4): every call of that graph compiled, so its fastest call was a compilation."""
+    script = tmp_path / "predict.py"
+    script.write_text(_PREDICT)
+    env = _env(TF_CPP_VMODULE="device_compiler=2", TF_CPP_MIN_LOG_LEVEL="0")
+    done = _run([sys.executable, str(script)], env, tmp_path)
+    per_predict = {
+        int(part.split("==", 1)[0]): len(_LOGGED.findall(part)) for part in done.stderr.split("==PREDICT ")[1:]
+    }
+    if not sum(per_predict.values()):
+        pytest.skip("this TensorFlow does not log XLA compilations under TF_CPP_VMODULE=device_compiler=2")
+    assert per_predict == {3: 1, 5: 1, 40: 2}, per_predict
+    report = json.loads(done.stdout.split("REPORT ", 1)[1])
+    assert report["log"] == [4, "exact"]
+    n, kind = report["model"]
+    assert (n <= 4 and kind in ("at-least", "about")) or kind == "about", report["model"]
+    assert n >= 2  # the 3-row graph and the first run of the relaxed one: certain

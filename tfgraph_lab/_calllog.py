@@ -120,6 +120,7 @@ class GraphState:
         "xla_keys",
         "xla_last",
         "xla_sites",
+        "xla_tracked",
     )
 
     def __init__(
@@ -141,6 +142,7 @@ class GraphState:
         self.xla_keys: Any = None  # _xla.XlaMemory: the XLA cache keys it compiled for
         self.xla_last: Any = None  # (device, leaves) of its last XLA compilation
         self.xla_sites: Any = None  # XLA functions called inside this graph (_xla.Site)
+        self.xla_tracked = False  # its runs' concrete sizes are seen (_xla.XlaModel.ran)
 
 
 @dataclass(slots=True, eq=False)

@@ -33,7 +33,7 @@ import logging
 import statistics
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import TYPE_CHECKING, Any
 
 from . import _tf_adapter as tfa
@@ -140,7 +140,7 @@ class XlaModel:
         if state.info.jit_compile:
             return self.direct(state, graph, key, traced, seconds)
         if graph.xla_sites:
-            return self.ran(graph, key[0])
+            return self.ran(graph, key[0], key[1])
         return None
 
     # ------------------------------------------------------------------ direct calls
@@ -200,11 +200,20 @@ class XlaModel:
         sites = self.pending.pop(id(frame), None)
         return tuple(sites) if sites else None
 
-    def ran(self, graph: Any, device: str) -> XlaOutcome | None:
-        """A graph holding XLA sites ran eagerly: which of them compiled now."""
+    def ran(self, graph: Any, device: str, shapes: tuple[Any, ...] = ()) -> XlaOutcome | None:
+        """A graph holding XLA sites ran eagerly: which of them compiled now.
+
+        A site with ``None`` dims compiles on the graph's first run; later runs are judged by
+        call time (:func:`judge_by_time`). When the graph itself takes ``None`` dims, the
+        concrete sizes of its call (``shapes``) are seen: only a call with sizes the graph has
+        not run with is a candidate (Keras's predict step, TF 2.21: the relaxed
+        ``predict_function`` fed 5 rows, then 32 and 8 compiled its XLA step 3×, every call a
+        compilation, so no cached call's time stood out against)."""
         reasons: list[Reason] = []
         targets: list[Any] = []
         maybe = False
+        candidates: list[Any] = []
+        graph.xla_tracked = graph.xla_tracked or _sizes_vary(graph)
         for site in graph.xla_sites:
             inner = site.graph
             if inner is None:
@@ -213,8 +222,13 @@ class XlaModel:
             name = site.state.info.qualname
             if site.dynamic:
                 full: tuple[Any, ...] = ("nested", device, id(graph), site.leaves)
-                if full in keys:
-                    continue  # later runs: judged by call time (estimate_hidden)
+                sized = ("nested sizes", device, id(graph), shapes)
+                if full in keys:  # later runs: judged by call time (estimate_hidden)
+                    if graph.xla_tracked and sized not in keys:
+                        keys.add(sized)
+                        candidates.append(site)
+                    continue
+                keys.add(sized)
                 reasons.append(hidden_shape_reason(name, site.shapes_text(), estimated=False))
             else:
                 full = ("nested", device, site.leaves)
@@ -224,6 +238,10 @@ class XlaModel:
             keys.add(full)
             targets.append(site.state)
             maybe = maybe or not (inner.in_watch and graph.in_watch)
+        if not targets and candidates:  # new sizes: judged by time, among the graph's calls
+            site = candidates[0]
+            reason = hidden_shape_reason(site.state.info.qualname, site.shapes_text(), estimated=True)
+            return XlaOutcome(False, True, (reason,), [site.state])
         if not targets:
             return None
         return XlaOutcome(not maybe, maybe, tuple(reasons), targets)
@@ -265,6 +283,14 @@ def _memory_of(graph: Any) -> XlaMemory:
     return memory
 
 
+def _sizes_vary(graph: Any) -> bool:
+    """The graph takes a tensor with ``None`` dims: its calls' concrete sizes can vary, and are
+    seen (a dataset iterator argument's are not: Keras's ``fit`` step)."""
+    return any(
+        leaf.kind == "tensor" and (leaf.shape is None or None in leaf.shape) for leaf in graph.signature.leaves
+    )
+
+
 def _leaves(signature_leaves: Sequence[ArgLeaf], shapes: tuple[Any, ...]) -> list[ArgLeaf]:
     """The call's tensors as leaves: names and dtypes from the graph's signature when they line
     up with the flat tensors, else ``tensor 0``, ``tensor 1``…"""
@@ -304,7 +330,8 @@ def judge_by_time(entries: Sequence[Any]) -> dict[int, XlaOutcome]:
             hidden = bool(graph.xla_sites) and any(s.dynamic for s in graph.xla_sites)
             if not hidden and id(graph) not in maybe_graphs:
                 continue
-            seconds, candidate = entry.seconds, hidden
+            # a call with sizes its graph ran with before: cached, a reference only
+            seconds, candidate = entry.seconds, hidden and not graph.xla_tracked
         elif type(entry) is CallRecord:
             graph = entry.graph
             outcome = entry.xla
@@ -325,7 +352,8 @@ def judge_by_time(entries: Sequence[Any]) -> dict[int, XlaOutcome]:
         samples.setdefault(id(graph), []).append((seconds, candidate))
         where.setdefault(id(graph), []).append(i)
         graphs[id(graph)] = graph
-    for graph_id, verdicts in estimate_hidden(samples).items():
+    tracked = {graph_id for graph_id, graph in graphs.items() if graph.xla_tracked}
+    for graph_id, verdicts in estimate_hidden(samples, tracked).items():
         graph = graphs[graph_id]
         for i, compiled in zip(where[graph_id], verdicts, strict=True):
             entry = entries[i]
@@ -342,15 +370,21 @@ def judge_by_time(entries: Sequence[Any]) -> dict[int, XlaOutcome]:
     return out
 
 
-def estimate_hidden(samples: dict[int, list[tuple[float, bool]]]) -> dict[int, list[bool]]:
+def estimate_hidden(
+    samples: dict[int, list[tuple[float, bool]]], tracked: Set[int] = frozenset()
+) -> dict[int, list[bool]]:
     """Per graph, which calls compiled, judged by time: ``(seconds, candidate)`` per call, in
     order. A candidate compiled when it took ``COMPILE_RATIO`` × the graph's fastest call and
     ``MIN_COMPILE_SECONDS`` more (a cached call should not; a tiny compile can, and is missed).
     The fastest call, not the median: when half the calls compile (a nested XLA function fed 4
-    batch sizes), the median is itself a compilation and no compilation would stand out."""
+    batch sizes), the median is itself a compilation and no compilation would stand out.
+    ``tracked``: graphs whose candidates are the calls with new sizes; with no other call to
+    compare with (every call had new sizes), a candidate of ``MIN_COMPILE_SECONDS`` or more."""
     out: dict[int, list[bool]] = {}
     for graph_id, calls in samples.items():
         ref = min(s for s, _ in calls)
         floor = max(COMPILE_RATIO * ref, ref + MIN_COMPILE_SECONDS)
+        if graph_id in tracked and all(candidate for _, candidate in calls):
+            floor = MIN_COMPILE_SECONDS
         out[graph_id] = [candidate and seconds >= floor for seconds, candidate in calls]
     return out

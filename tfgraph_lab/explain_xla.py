@@ -119,7 +119,8 @@ def nested_compile_reason(inner: str, shapes: str) -> Reason:
 def hidden_shape_reason(inner: str, shapes: str, estimated: bool) -> Reason:
     """A nested XLA call with ``None`` dims: XLA compiles per size the running graph feeds it."""
     how = (
-        "counted from the call time (far above this graph's cached calls)"
+        "counted from the call time (far above this graph's cached calls, or 50 ms or more with "
+        "sizes this graph had not run with)"
         if estimated
         else "its first run compiles"
     )

@@ -52,7 +52,8 @@ _PREFIX = {"at-least": "≥ ", "about": "about "}
 # Where an estimated compilation shows (the function's row, a call's label), what it means.
 ESTIMATED = "estimated from the call time"
 ESTIMATED_NOTE = (
-    "estimated: counted from the call time, a call far slower than its graph's cached calls, "
+    "estimated: counted from the call time, a call far slower than its graph's cached calls "
+    "(or, when every call of the graph had sizes it had not run with, one of 50 ms or more), "
     "where Python could not see the shapes XLA compiled for (a function with None dimensions "
     "called inside this graph, or a graph traced before the watch) and TensorFlow's compile "
     "log was off"

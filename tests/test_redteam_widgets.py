@@ -174,6 +174,9 @@ class BrokenHandle:
 def broken_display(monkeypatch: Any) -> None:
     import IPython.display
 
+    import tfgraph_lab.live_display
+
+    monkeypatch.setattr(tfgraph_lab.live_display, "_in_ipython", lambda: True)  # as in a notebook
     monkeypatch.setattr(IPython.display, "display", lambda *a, **k: BrokenHandle())
 
 
@@ -218,3 +221,23 @@ def test_a_failing_publisher_stops_the_updates_quietly() -> None:
     assert dash.last_error is not None and "gone" in dash.last_error
     assert len(calls) == 2  # no more updates after the first failure
     assert not is_patched()
+
+
+def test_live_outside_ipython_says_so_instead_of_printing_an_object(tmp_path: Any) -> None:
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import tensorflow as tf, tfgraph_lab\n"
+        "f = tf.function(lambda x: x * 2)\n"
+        "with tfgraph_lab.watch(live=True) as w:\n"
+        "    f(tf.ones([2]))\n"
+        "print('traces', w.report.traces)\n"
+    )
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "traces 1"  # was '<tfgraph_lab.live_display._Bundle object at 0x…>'
+    assert "live=True" in done.stderr and "IPython" in done.stderr

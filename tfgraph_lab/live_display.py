@@ -84,6 +84,17 @@ class LiveDisplay:
             raise RuntimeError("this LiveDisplay is already running")
         self.started_at = time.perf_counter()
         first = self._bundle(None)
+        if self._publish is None and not _in_ipython():
+            # A plain Python process: IPython's display() would print an object's repr once and
+            # never update (IPython 8/9). Say so; the watch and its report are the same.
+            self.broken = True
+            warnings.warn(
+                "tfgraph_lab: live=True updates a display in IPython or Jupyter; this process runs "
+                "neither, so nothing is shown live (the watch and its report are unaffected)",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            return self
         if self._publish is None:
             from IPython.display import display
 
@@ -213,6 +224,15 @@ class LiveDisplay:
             f"{chart}<div class='tfgl-reason'>{reason}</div></div>"
         )
         return {"text/plain": text, "text/html": html}
+
+
+def _in_ipython() -> bool:
+    """Whether an IPython shell (a kernel, the terminal) runs in this process."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return get_ipython() is not None  # type: ignore[no-untyped-call]
 
 
 class _Bundle:

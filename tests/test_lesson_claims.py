@@ -440,5 +440,6 @@ def test_lesson_00s_first_report_offers_one_fix() -> None:
     assert [r.code for r in reasons] == ["shape-changed"]
     short = short_fix(reasons[0], "double")
     assert short.others == () and "input_signature=[tf.TensorSpec([None], tf.float32)]" in short.code
+    assert "call #3  shape-changed" in str(w.report)  # the third call of double
     suggestion = w.report.function("double").suggestion
     assert suggestion.splitlines()[0] == "@tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])"

@@ -85,12 +85,12 @@ print(first_report.traces_by_function())
 for event in first_report.retrace_events:
     for reason in event.reasons:
         print(f"{reason.code:15} {reason.argument}: {reason.before} → {reason.after}")"""),
-        md("""The report numbers calls from 1, in the order the cell made them: `call #3` is the third
-call. The retrace comes with one fix — declare an `input_signature` with `None` for the length
-that varies — and the green *suggested fix* under it is the same change, for the whole
-function (*full fix* unfolds the fix's complete text, in one sentence). Which fix fits depends
-on the cause and on your code: lessons 03–07 take the causes one at a time, so for now read the
-*why* lines and leave the fixes for later.
+        md("""The report numbers each function's calls from 1, in the order they were made: `call #3` is
+`double`'s third call. The retrace comes with one fix — declare an `input_signature` with
+`None` for the length that varies — and the green *suggested fix* under it is the same change,
+for the whole function (*full fix* unfolds the fix's complete text, in one sentence). Which fix
+fits depends on the cause and on your code: lessons 03–07 take the causes one at a time, so for
+now read the *why* lines and leave the fixes for later.
 
 Other flags you will meet (`%%tracewatch?` shows them all):
 

@@ -139,10 +139,23 @@ OTHER_CALLBACK = {
     "on_predict_batch_begin": ("on_predict_batch_begin", "before", "predict"),
     "on_train_end, listed before": ("on_train_end", "before", "fit"),
 }
+# Another callback's on_*_begin, after ours in the list: the CallbackList's on_*_begin was already
+# running when ours began, so its guard cannot wrap it; an Exception still ends the watch through
+# Keras's traceback filter (KeyboardInterrupt there, in that one call, would not: keras_guard).
+BEGIN_AFTER = {
+    "on_train_begin, listed after": ("on_train_begin", "after", "fit"),
+    "on_test_begin, listed after": ("on_test_begin", "after", "evaluate"),
+}
+CASES = [
+    (case, error)
+    for case in OTHER_CALLBACK
+    for error in (RuntimeError("a user's callback broke"), KeyboardInterrupt())
+]
+CASES += [(case, RuntimeError("a user's callback broke")) for case in BEGIN_AFTER]
+OTHER_CALLBACK.update(BEGIN_AFTER)
 
 
-@pytest.mark.parametrize("case", list(OTHER_CALLBACK))
-@pytest.mark.parametrize("error", [RuntimeError("a user's callback broke"), KeyboardInterrupt()])
+@pytest.mark.parametrize("case, error", CASES, ids=[f"{c}-{type(e).__name__}" for c, e in CASES])
 def test_another_callback_raising_unpatches_tensorflow_as_the_error_leaves(
     case: str, error: BaseException
 ) -> None:

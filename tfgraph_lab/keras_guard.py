@@ -12,7 +12,9 @@ each put back when the watch ends:
   its time, end the watch here, ``BaseException`` included.
 * :func:`guard_callbacks` — the ``CallbackList`` that called the callback: every ``on_*``
   method of that object (the user's other callbacks, Keras's progress bar and History) ends the
-  watch when it raises, ``KeyboardInterrupt`` included.
+  watch when it raises, ``KeyboardInterrupt`` included. Not the ``on_*_begin`` call that is
+  running when the watch begins (a callback listed after this one raising there): an
+  ``Exception`` there still ends the watch through the traceback filter below.
 * :func:`guard_call` — Keras's own code between steps and callbacks (building the validation
   iterator, metrics): every ``Exception`` leaving a Keras API call passes through Keras's
   traceback filter, ``filter_traceback``'s ``error_handler``, which calls the module's
@@ -21,7 +23,8 @@ each put back when the watch ends:
   the exception is leaving that call. Keras skips the filter when traceback filtering is off
   (``keras.config.disable_traceback_filtering()``): then an error in Keras's own code between
   steps and callbacks ends the watch at the next watched call, ``cb.close()`` or garbage
-  collection.
+  collection; so does a ``KeyboardInterrupt`` outside steps and callbacks, or in another
+  callback's ``on_*_begin`` running as the watch begins (the filter sees only ``Exception``).
 
 Each guard is shared by the watches that need it and removed with the last; what it wraps is
 restored exactly. Imports Keras only through the objects it is given.

@@ -241,3 +241,28 @@ def test_live_outside_ipython_says_so_instead_of_printing_an_object(tmp_path: An
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "traces 1"  # was '<tfgraph_lab.live_display._Bundle object at 0x…>'
     assert "live=True" in done.stderr and "IPython" in done.stderr
+
+
+# ------------------------------------------------------------------ report explorer
+
+
+@pytest.mark.parametrize("bad", [42, None, {"functions": []}])
+def test_the_explorer_refuses_what_is_not_a_report_clearly(bad: Any) -> None:
+    from tfgraph_lab.widgets import ReportExplorer
+
+    with pytest.raises(TypeError, match="TraceReport"):  # was AttributeError: no 'functions'
+        ReportExplorer(bad)
+
+
+def test_the_explorer_opens_a_saved_report_and_names_a_bad_one(tmp_path: Any) -> None:
+    from tfgraph_lab.widgets import ReportExplorer
+
+    with tfgraph_lab.watch() as w:
+        step(tf.ones([5]))
+    good = tmp_path / "good.json"
+    good.write_text(w.report.to_json())
+    assert ReportExplorer(str(good)).report.traces == w.report.traces  # was AttributeError on a str
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 1, "functions": [{"qualname": null}]}')
+    with pytest.raises(ValueError, match=r"\$\.functions\[0\]"):
+        ReportExplorer(bad)

@@ -6,6 +6,7 @@ traced. A view over the report's plain data: imports ipywidgets, never TensorFlo
 
 from __future__ import annotations
 
+import os
 from html import escape
 from typing import Any
 
@@ -30,6 +31,17 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
     """``ReportExplorer(report)``: a function filter, the list of calls, and the picked call."""
 
     def __init__(self, report: Any, **kwargs: Any) -> None:
+        from ..report import TraceReport
+
+        if isinstance(report, (str, os.PathLike)):
+            from ..output import read_report
+
+            report = read_report(report)  # ValueError naming the first bad place of its JSON
+        elif not isinstance(report, TraceReport):
+            raise TypeError(
+                f"ReportExplorer shows a TraceReport (w.report, or a saved report's path); got "
+                f"{type(report).__name__} {report!r:.60}"
+            )
         self.report = report
         names = [f.qualname for f in report.functions]
         # shown with invisible characters made visible; the value stays the real name
@@ -161,5 +173,5 @@ def _event_html(e: Event, fn: FunctionSummary | None) -> str:
 
 
 def explore(report: Any) -> ReportExplorer:
-    """Open ``report`` (a TraceReport) in a :class:`ReportExplorer`."""
+    """Open ``report`` (a TraceReport, or the path of a saved report) in a :class:`ReportExplorer`."""
     return ReportExplorer(report)

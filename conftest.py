@@ -1,7 +1,7 @@
 """pytest set-up for the whole checkout (tests/conftest.py holds the tests' fixtures).
 
 The lesson notebooks, which nbval runs cell by cell in a kernel each, belong to the full run
-(`python -m pytest`), not to the fast tier (`-m "not slow and not browser"`): nine kernels running
+(`python -m pytest`), not to the fast tier (`-m "not slow and not browser"`): ten kernels running
 TensorFlow take minutes.
 """
 

@@ -284,3 +284,36 @@ def test_run_functions_eagerly_then_off_the_next_call_traces() -> None:
     debug_me(tf.constant(3))
     assert count(debug_me) == 1 and seen[-1] == "SymbolicTensor"
 
+
+
+@pytest.mark.slow
+def test_lesson_09s_graders_are_rerun_safe() -> None:
+    """Lesson 09's answer key with every measuring cell run twice (a learner re-running it) and
+    the exercise check run twice: every prediction is still graded right, the check still passes."""
+    import copy
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("nbclient")
+    build = Path(__file__).resolve().parent.parent / "lessons" / "_build"
+    sys.path.insert(0, str(build))
+    from build_lessons import LESSONS, answer_key
+    from nbtools import execute, notebook
+
+    key = answer_key(notebook(LESSONS["09_extras_from_the_guide"]()))
+    cells = []
+    for i, cell in enumerate(key.cells):
+        if cell.cell_type == "code" and cell.source.startswith("ex.check_prediction("):
+            cells.append(copy.deepcopy(key.cells[i - 1]))
+        if cell.cell_type == "code" and cell.source.startswith("ex.check("):
+            cells.append(copy.deepcopy(cell))
+        cells.append(cell)
+    key.cells = cells
+    ran, _seconds, _rss = execute(key, str(build.parent))
+    assert "4 predictions graded, all right" in "".join(o.get("text", "") for o in ran.cells[-1].outputs)
+    checks = [
+        "".join(o.get("data", {}).get("text/plain", "") for o in c.outputs)
+        for c in ran.cells
+        if c.source.startswith("ex.check(")
+    ]
+    assert len(checks) == 2 and all(text.startswith("✓") for text in checks), checks

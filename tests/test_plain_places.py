@@ -107,3 +107,96 @@ def test_a_merged_report_calls_its_parts_processes_one_pid_each() -> None:
     threads = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
     assert threads == {"MainThread"}
     assert [e.process for e in merged.events].count("w1.json") == 5
+
+
+def test_a_call_from_inside_another_tf_function_is_placed_at_the_users_line() -> None:
+    import tensorflow as tf
+
+    import tfgraph_lab
+
+    @tf.function
+    def inner(x):  # type: ignore[no-untyped-def]
+        return x * 2
+
+    @tf.function
+    def outer(x):  # type: ignore[no-untyped-def]
+        y = x + 1
+        return inner(y)  # the place of inner's calls
+
+    with tfgraph_lab.watch() as w:
+        outer(tf.ones([2]))
+        outer(tf.ones([3]))
+    line = outer.python_function.__code__.co_firstlineno + 3
+    places = {e.qualname.rsplit(".", 1)[-1]: e.caller for e in w.report.events if e.retrace}
+    assert places["inner"] == f"{__file__}:{line}", places  # was <tmp>/__autograph_generated_file….py:13
+    assert "__autograph_generated_file" not in str(w.report)
+
+
+class Settings:
+    def __init__(self) -> None:
+        self.scale = 2.0
+
+
+def test_objects_are_described_without_memory_addresses() -> None:
+    import tensorflow as tf
+
+    import tfgraph_lab
+
+    @tf.function
+    def apply_settings(settings, v):  # type: ignore[no-untyped-def]
+        return v * settings.scale
+
+    @tf.function
+    def refuse(x, where):  # type: ignore[no-untyped-def]
+        raise ValueError(f"no graph for {where}")
+
+    with tfgraph_lab.watch() as w:
+        for _ in range(3):
+            apply_settings(Settings(), tf.ones([3]))
+        try:
+            refuse(tf.ones([1]), object())
+        except ValueError:
+            pass
+    reasons = [r for e in w.report.events for r in e.reasons if r.code == "object-changed"]
+    assert [(r.before, r.after) for r in reasons] == [
+        (f"Settings object #{n}", f"Settings object #{n + 1}") for n in _serials(reasons)
+    ]
+    (failed,) = [e for e in w.report.events if e.failed_trace]
+    assert failed.error == "ValueError: no graph for <object object>", failed.error
+    assert "0x" not in str(w.report) and "0x" not in w.report.to_json()
+
+
+def _serials(reasons: list[Reason]) -> list[int]:
+    return [int(r.before.rsplit("#", 1)[1]) for r in reasons]
+
+
+FAILING = """import tensorflow as tf
+
+@tf.function
+def step(x):
+    tf.debugging.assert_equal(tf.shape(x)[0], 3)
+    return x + 1
+
+def main():
+    step(tf.ones([2]))
+
+main()
+"""
+
+
+def test_tracebacks_under_run_show_the_scripts_frames_not_the_tools(tmp_path: Any) -> None:
+    from _cli import run_cli
+
+    (tmp_path / "job.py").write_text(FAILING)
+    done = run_cli("run", "-q", "job.py", cwd=tmp_path)
+    assert done.returncode == 1
+    err = done.stderr
+    assert 'File "job.py", line 11, in <module>' in err and 'File "job.py", line 9, in main' in err
+    defined_at = err.split("defined at (most recent call last):", 1)[1].split("assertion failed", 1)[0]
+    assert [line.strip() for line in defined_at.splitlines() if line.strip()] == [
+        'File "job.py", line 11, in <module>',
+        'File "job.py", line 9, in main',
+        'File "job.py", line 5, in step',
+    ]
+    for tool in ("cli.py", "lifecycle.py", "_hooks.py", "runpy", "__main__.py", "tfgraph_lab"):
+        assert tool not in err, (tool, err)

@@ -316,7 +316,7 @@ class Hub:
             record.began_before_watch = begun is not None
             record.thread = self.stack().thread
             record.traces.append(graph)
-            record.caller = caller_location()
+            record.caller = tfa.user_place(caller_location())
             record.reasons = explain_new_graph(state, graph, None)
             self.add_record(record)
 
@@ -379,7 +379,7 @@ class Hub:
             assert self.handles is not None
             record.eager = self.handles.run_functions_eagerly()
         if traces or record.failed_trace:
-            record.caller = caller_location()
+            record.caller = tfa.user_place(caller_location())
             call_sig = None
             if traces and state.info.reduce_retracing:
                 call_sig = tfa.call_signature(fn, args, kwargs)

@@ -25,6 +25,7 @@ __all__ = [
     "code_location",
     "innermost_python_function",
     "is_framework_file",
+    "script_traceback",
 ]
 
 
@@ -154,3 +155,40 @@ def cell_label(place: str | None) -> tuple[str, str] | None:
     except Exception:  # an IPython without that map: keep the path
         return None
     return None if number is None else (file, f"In [{number}]")
+
+
+def _launcher(filename: str) -> bool:
+    """A frame of what runs the user's script: this package (``tfgraph-lab run``) or runpy."""
+    return filename.startswith(PACKAGE_DIR) or filename in ("<frozen runpy>", _RUNPY)
+
+
+_RUNPY = os.path.join(sysconfig.get_paths().get("stdlib", ""), "runpy.py")
+
+
+def script_traceback(exc: BaseException) -> BaseException:
+    """``exc`` (and the exceptions it chains) with the frames of the tool that ran the script
+    left out, as ``python SCRIPT`` would show them: the leading frames of this package and
+    runpy (``cli.py``, ``lifecycle.py``, ``<frozen runpy>``), and any frame marked
+    ``__tracebackhide__`` (the call hook), the mark pytest and IPython honour too."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        frames = []
+        tb = e.__traceback__
+        while tb is not None:
+            frames.append(tb)
+            tb = tb.tb_next
+        while frames and _launcher(frames[0].tb_frame.f_code.co_filename):
+            frames.pop(0)
+        kept = [t for t in frames if not t.tb_frame.f_locals.get("__tracebackhide__")]
+        if frames or e.__traceback__ is None:
+            new: types.TracebackType | None = None
+            for t in reversed(kept):
+                new = types.TracebackType(new, t.tb_frame, t.tb_lasti, t.tb_lineno)
+            e.__traceback__ = new
+        todo += [e.__cause__, e.__context__]
+    return exc

@@ -17,12 +17,13 @@ import runpy
 import signal
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from . import __version__
+from ._pycode import script_traceback
 from ._xla_log import LOG as _XLA_LOG
 from .budget import TraceBudget
 from .errors import TensorFlowMissingError, TfgraphLabError, UsageProblem, budget_message
@@ -176,9 +177,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         with stream_to_stderr(quiet=args.quiet, show_framework=args.all):
             if module is not None:
-                ran = life.run(lambda: runpy.run_module(module, run_name="__main__", alter_sys=True))
+                ran = life.run(lambda: _as_main(runpy.run_module, module, alter_sys=True))
             else:
-                ran = life.run(lambda: runpy.run_path(script, run_name="__main__"))
+                ran = life.run(lambda: _as_main(runpy.run_path, script))
     except TfgraphLabError as exc:  # the recording could not start
         print(f"tfgraph-lab: {exc}", file=sys.stderr)
         return 2
@@ -208,13 +209,22 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return status
 
 
+def _as_main(run: Callable[..., Any], target: str, **options: Any) -> Any:
+    """Run the script as ``__main__``; TensorFlow's errors then show its frames, not ours."""
+    from .recorder import tool_frames_hidden
+
+    __tracebackhide__ = True
+    with tool_frames_hidden():
+        return run(target, run_name="__main__", **options)
+
+
 def _status(error: BaseException | None) -> int:
     """The exit status ``python SCRIPT`` would end with; prints the traceback it would print."""
     if error is None:
         return 0
     if isinstance(error, SystemExit):
         return _exit_code(error.code)
-    traceback.print_exception(error)
+    traceback.print_exception(script_traceback(error))  # the script's frames, not ours
     return 130 if isinstance(error, KeyboardInterrupt) else 1
 
 

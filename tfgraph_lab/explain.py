@@ -24,7 +24,7 @@ from .argument_reasons import (
 from .counts import NOT_RETRACES
 from .datatypes import FixPlan, Reason
 from .fixes import code_name, input_signature_plan
-from .signatures import ArgLeaf, Signature, is_under, parent_path
+from .signatures import ArgLeaf, Signature, is_under, parent_path, stable_text
 
 __all__ = [
     "CODES",
@@ -67,12 +67,39 @@ def explain_trace(
     kind: str = "function",
     cell_rerun: bool = False,
 ) -> list[Reason]:
-    """Explain one new graph against the graphs cached before it (same function object).
+    """Explain one new graph against the graphs cached before it (same function object); the
+    reasons' texts name objects without their memory address (:func:`stable_text`).
 
     ``kind`` is ``method`` for the per-instance function TF makes for a decorated method,
     ``restored`` for a SavedModel-restored function, ``tf.data`` for a dataset transformation.
     ``cell_rerun``: the new object comes from a notebook cell that defined the function again.
     """
+    reasons = _explain(
+        new, cached, call, cached_scopes, scope, other_objects, reduce_retracing, qualname, kind, cell_rerun
+    )
+    return [_stable(r) for r in reasons]
+
+
+def _stable(r: Reason) -> Reason:
+    texts = (r.before, r.after, r.message, r.fix)
+    if not any(" at 0x" in t for t in texts):
+        return r
+    before, after, message, fix = (stable_text(t) for t in texts)
+    return replace(r, before=before, after=after, message=message, fix=fix)
+
+
+def _explain(
+    new: Signature,
+    cached: Sequence[Signature],
+    call: Signature | None,
+    cached_scopes: Sequence[str],
+    scope: str,
+    other_objects: Sequence[Signature],
+    reduce_retracing: bool,
+    qualname: str,
+    kind: str,
+    cell_rerun: bool,
+) -> list[Reason]:
     seen = call if call is not None else new
     name = code_name(qualname)
     if not cached:

@@ -8,6 +8,7 @@ into a reason with the fix. Pure: imports neither TensorFlow nor IPython.
 from __future__ import annotations
 
 from .datatypes import Reason
+from .signatures import stable_text
 
 __all__ = [
     "SAVED_SIGNATURE",
@@ -58,7 +59,7 @@ def error_text(exc: BaseException, limit: int = 300) -> str:
         got = [line[2:] for line in lines if line.startswith("* <")]
         saved = [line[2:] for line in lines if line.startswith("* ") and not line.startswith("* <")]
         message = f"{_NO_SAVED_GRAPH}: got {', '.join(got) or '?'}; saved for {'; '.join(saved) or '?'}"
-    text = f"{name}: {message}" if message else name
+    text = stable_text(f"{name}: {message}" if message else name)  # no 0x… addresses
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ._aggregate import aggregate, stale_capture_hints
 from ._calllog import CallRecord, FunctionState, LiveCounters, LogEntry, WatchLog
+from ._frames import tool_frames_hidden
 from ._history import HISTORY
 from ._hub import HUB as _HUB
 from ._hub import hooks_installed
@@ -42,6 +43,7 @@ __all__ = [
     "TraceRecorder",
     "is_patched",
     "reset_recording",
+    "tool_frames_hidden",
     "watch",
 ]
 

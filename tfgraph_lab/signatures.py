@@ -20,6 +20,7 @@ __all__ = [
     "parent_path",
     "repr_fields",
     "split_object_label",
+    "stable_text",
 ]
 
 
@@ -132,3 +133,20 @@ def split_object_label(value: str | None) -> tuple[str, str]:
     text and ``""`` when it has no serial label."""
     text, sep, label = str(value).rpartition(" #")
     return (text, label) if sep and label[:1].isdigit() else (str(value), "")
+
+
+_ANONYMOUS = re.compile(r"<(?:[\w.]+\.)?(\w+) object at 0x[0-9a-fA-F]+>")
+_CALLABLE = re.compile(r"<(function|bound method|built-in method|method) ([^<>]*?) at 0x[0-9a-fA-F]+>")
+_SERIAL = re.compile(r"(#\d+) at 0x[0-9a-fA-F]+")
+
+
+def stable_text(text: str) -> str:
+    """``text`` without memory addresses, which change from run to run and say nothing to a
+    reader: ``<__main__.Settings object at 0x7f…>`` → ``<Settings object>``, ``<function f at
+    0x7f…>`` → ``<function f>``, an object's label ``#2 at 0x7f…`` → ``#2`` (its serial tells
+    two objects apart, even when the second reuses the first's address). An address that is
+    all that tells two objects apart stays."""
+    if " at 0x" not in text:
+        return text
+    text = _CALLABLE.sub(r"<\1 \2>", _ANONYMOUS.sub(r"<\1 object>", text))
+    return _SERIAL.sub(r"\1", text)

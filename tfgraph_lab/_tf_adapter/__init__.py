@@ -59,6 +59,7 @@ from .tracing import (
     call_signature,
     current_context,
     describe_context,
+    frames_hidden,
     graph_fingerprint,
     graph_signature,
     in_save_context,
@@ -66,6 +67,7 @@ from .tracing import (
     trace_failed,
     trace_in_progress,
     unwrap_traceback_filter,
+    user_place,
 )
 from .xla import xla_key_reader, xla_site_leaves
 
@@ -84,6 +86,7 @@ __all__ = [
     "current_context",
     "describe_context",
     "describe_function",
+    "frames_hidden",
     "graph_fingerprint",
     "graph_signature",
     "handles",
@@ -97,6 +100,7 @@ __all__ = [
     "trace_failed",
     "trace_in_progress",
     "unwrap_traceback_filter",
+    "user_place",
     "xla_key_reader",
     "xla_site_leaves",
 ]

@@ -9,7 +9,8 @@ Part of the adapter (:mod:`tfgraph_lab._tf_adapter`): reads the frames of
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from .._pycode import PACKAGE_DIR, is_framework_file
@@ -25,6 +26,7 @@ __all__ = [
     "call_signature",
     "current_context",
     "describe_context",
+    "frames_hidden",
     "graph_fingerprint",
     "graph_signature",
     "in_save_context",
@@ -32,6 +34,7 @@ __all__ = [
     "trace_failed",
     "trace_in_progress",
     "unwrap_traceback_filter",
+    "user_place",
 ]
 
 
@@ -279,3 +282,55 @@ def graph_fingerprint(cf: Any) -> int | None:
     except Exception:
         return None
     return hash(parts)
+
+
+_GENERATED = "__autograph_generated_file"
+
+
+def user_place(place: str | None) -> str | None:
+    """A place in AutoGraph's generated code (``<tmp>/__autograph_generated_file….py:13``, a
+    call made while an outer tf.function traces) as the user's line it was generated from;
+    any other place as it is.
+
+    AutoGraph keeps the map while the converted function runs (TF 2.15-2.21:
+    ``autograph.impl.api.converted_call`` enters a ``StackTraceMapper`` built from the converted
+    function's ``ag_source_map`` on ``tf_stack``'s per-thread stack, and its
+    ``get_effective_source_map()`` gives (file, line) → (file, line, function) for every
+    converted function on the stack), which is how TF's own error messages name user lines."""
+    if not place or _GENERATED not in place:
+        return place
+    file, _, line = place.rpartition(":")
+    try:
+        from tensorflow.python.util import tf_stack
+
+        stack = tf_stack._source_mapper_stacks.get(tf_stack._get_thread_key())
+        mapped = stack[-1].get_effective_source_map().get((file, int(line))) if stack else None
+    except Exception:  # TF moved it: the generated place is still a true place
+        return place
+    if not mapped:
+        return place
+    return f"{mapped[0]}:{mapped[1]}"
+
+
+@contextmanager
+def frames_hidden(filenames: Iterable[str]) -> Iterator[None]:
+    """While the block runs on this thread, the stacks TensorFlow records for the ops it
+    creates (its errors' "defined at (most recent call last)") leave out ``filenames``.
+
+    TF 2.15-2.21 filter those stacks through ``tf_stack``'s per-thread filter stack, as
+    AutoGraph's ``CurrentModuleFilter`` hides its own module; a ``StackTraceFilter`` entered
+    here adds the names (and keeps the ones entered before). Where TF moved it, nothing is hidden."""
+    names = frozenset(filenames)
+    try:
+        from tensorflow.python.util import tf_stack
+
+        class _Hidden(tf_stack.StackTraceFilter):  # type: ignore[misc]
+            def get_filtered_filenames(self) -> frozenset[str]:
+                return names | frozenset(self.parent.get_filtered_filenames())
+
+        hidden: Any = _Hidden()
+    except Exception:  # a TensorFlow without it: the stacks stay as TF records them
+        yield
+        return
+    with hidden:
+        yield

@@ -161,3 +161,30 @@ def test_a_function_without_xla_gets_no_xla_caveat() -> None:
     assert {r.code for r in reasons} == {"python-value-changed", "shape-changed"}
     assert not any("under XLA" in r.fix or any("XLA" in p.trade for p in r.plans) for r in reasons)
     assert not any("XLA" in (f.suggestion or "") for f in w.report.functions)
+
+
+def test_the_trade_survives_the_whole_run_rebuild_of_the_plans() -> None:
+    """A plain tf.function around an XLA loss, under a tape: its rank change offers an
+    input_signature, and the reduce_retracing plan that saves no graph is dropped when the plans
+    are counted over the whole run; the XLA trade stays (it went with the dropped plan once)."""
+    v = tf.Variable(tf.ones([3]))
+
+    @tf.function(jit_compile=True)
+    def tape_loss(x: Any) -> Any:
+        return tf.reduce_sum(tf.tanh(x * v))
+
+    @tf.function
+    def grad_step(x: Any) -> Any:
+        with tf.GradientTape() as tape:
+            y = tape_loss(x)
+        return tape.gradient(y, v)
+
+    with tfgraph_lab.watch() as w:
+        for shape in ([3], [3], [2, 3]):
+            grad_step(tf.ones(shape))
+    (reason,) = [r for e in w.report.events if e.qualname.endswith("grad_step") for r in e.reasons if r.plans]
+    assert reason.code == "rank-changed" and "reduce_retracing" not in reason.fix
+    trade = "under XLA (in the jit_compile=True function it calls) one graph still compiles once per concrete shape"
+    assert trade in reason.fix and trade in reason.plans[0].trade
+    suggestion = w.report.function("grad_step").suggestion or ""
+    assert "input_signature=" in suggestion and "XLA still compiles once per concrete shape" in suggestion

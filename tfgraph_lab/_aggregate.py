@@ -19,6 +19,7 @@ from ._xla import XlaOutcome, judge_by_time
 from ._xla_counted import LoggedXla, LogWindow, XlaTotals, xla_event_fields, xla_kind
 from .counts import CountRow, mean_cached_seconds
 from .datatypes import CallRun, Event, FunctionSummary, GraphSummary, Reason
+from .explain_xla import under_xla
 from .fixes import code_name
 from .suggest import suggest_fix
 from .whole_run import WholeRun
@@ -261,6 +262,7 @@ def aggregate(
     summaries = []
     for acc in accs.values():
         _count_whole_run(acc, events)
+        _say_xla_trade(acc, events)
         info = acc.info
         graphs = tuple(
             GraphSummary(
@@ -314,6 +316,20 @@ def _count_whole_run(acc: _Acc, events: list[Event]) -> None:
     for at in acc.events:
         if at < len(events) and events[at].reasons:
             events[at] = replace(events[at], reasons=whole.reasons(events[at].reasons))
+
+
+def _say_xla_trade(acc: _Acc, events: list[Event]) -> None:
+    """Under XLA (the function, or one its graphs call, has jit_compile=True) a retrace fix
+    stops traces, not compilations: its fix says so (:func:`tfgraph_lab.explain_xla.under_xla`),
+    once the plans are final. Not for Keras's steps, whose fixes are Keras's own."""
+    info = acc.info
+    if info.role or info.python_flags or not (info.jit_compile or any(g.xla_sites for g in acc.graphs)):
+        return
+    nested = not info.jit_compile
+    acc.reasons = [under_xla(r, nested) for r in acc.reasons]
+    for at in acc.events:
+        if at < len(events) and events[at].reasons:
+            events[at] = replace(events[at], reasons=tuple(under_xla(r, nested) for r in events[at].reasons))
 
 
 def stale_capture_hints(entries: list[LogEntry]) -> dict[tuple[str, str], list[str]]:

@@ -20,7 +20,6 @@ from ._pycode import cell_label, innermost_python_function
 from .counts import is_retrace
 from .datatypes import Reason
 from .explain import explain_trace, mark_wasted
-from .explain_xla import under_xla
 from .keras_fixes import keras_flag_reason, keras_reason
 from .signatures import Signature, parent_path
 
@@ -106,8 +105,6 @@ def explain_new_graph(
             state.info = replace(state.info, python_flags=flags)
     if state.info.python_flags:  # they reach Keras 3 layers: no fix makes them tensors
         reasons = [keras_flag_reason(r, state.info.python_flags, state.info.qualname) for r in reasons]
-    if state.info.jit_compile or graph.xla_sites:  # XLA: the fix stops traces, not compilations
-        reasons = [under_xla(r, nested=not state.info.jit_compile) for r in reasons]
     if state.info.role:  # Keras's step, named by TraceCallback: fixes at the user's level
         generalised = call_sig is not None and call_sig.leaves != graph.signature.leaves
         reasons = [keras_reason(r, state.info.role, generalised) for r in reasons]

@@ -266,3 +266,21 @@ def test_the_explorer_opens_a_saved_report_and_names_a_bad_one(tmp_path: Any) ->
     bad.write_text('{"version": 1, "functions": [{"qualname": null}]}')
     with pytest.raises(ValueError, match=r"\$\.functions\[0\]"):
         ReportExplorer(bad)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        (dict(goal=42), TypeError),  # AttributeError: 'int' object has no attribute 'replace'
+        (dict(settings=[("batch", 3)]), TypeError),  # AttributeError: no 'reduce_retracing'
+        (dict(settings={"batch": 500}), ValueError),  # a dict of fields is checked as LabSettings
+    ],
+)
+def test_lab_arguments_of_the_wrong_kind_are_refused_clearly(kwargs: dict[str, Any], error: type) -> None:
+    with pytest.raises(error, match=r"goal|settings|batch"):
+        RetraceLab(**kwargs)
+
+
+def test_lab_settings_may_be_a_dict_of_fields() -> None:
+    lab = RetraceLab(settings={"batch": 12, "flag": "tensor"})  # was AttributeError
+    assert lab.batch.value == lab.session.settings.batch == 12

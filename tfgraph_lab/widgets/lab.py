@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from html import escape
 from typing import Any
 
@@ -49,10 +49,13 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
     def __init__(
         self,
         fn: Callable[..., Any] | None = None,
-        settings: LabSettings | None = None,
+        settings: LabSettings | Mapping[str, Any] | None = None,
         goal: str = "",
         **kwargs: Any,
     ) -> None:
+        if not isinstance(goal, (str, type(None))):
+            raise TypeError(f"goal is the task shown under the title, a str; got {type(goal).__name__}")
+        goal = goal or ""
         self.session = LabSession(fn, settings)
         self.game = PredictionGame()
         self.last_render_seconds = 0.0

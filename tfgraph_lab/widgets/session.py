@@ -9,7 +9,7 @@ against TensorFlow's own ``experimental_get_tracing_count()``. Imports no ipywid
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,7 +115,15 @@ class LabState:
 class LabSession:
     """Runs the lab's actions and keeps :class:`LabState` in step with TensorFlow."""
 
-    def __init__(self, fn: Callable[..., Any] | None = None, settings: LabSettings | None = None) -> None:
+    def __init__(
+        self, fn: Callable[..., Any] | None = None, settings: LabSettings | Mapping[str, Any] | None = None
+    ) -> None:
+        if isinstance(settings, Mapping):
+            settings = LabSettings(**settings)  # its checks name a bad value
+        if settings is not None and not isinstance(settings, LabSettings):
+            raise TypeError(
+                f"settings must be a LabSettings or a dict of its fields, got {type(settings).__name__}"
+            )
         self.scenario = LabScenario(fn)
         self.settings = settings or LabSettings()
         self.built = self.settings

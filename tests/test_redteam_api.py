@@ -139,8 +139,9 @@ def test_an_exception_whose_str_raises_propagates_unchanged() -> None:
 # ------------------------------------------------ 4. a trace already running when the watch starts
 
 
-def _watch_a_trace_begun_before() -> Any:
-    """A watch that starts while another thread traces (a shape-changed retrace)."""
+def _watch_a_trace_begun_before(earlier_watch: bool = False) -> Any:
+    """A watch that starts while another thread traces (a shape-changed retrace); the first
+    shape traced before, or inside an earlier watch (which said new-function-object)."""
     import threading
 
     started, go = threading.Event(), threading.Event()
@@ -152,7 +153,11 @@ def _watch_a_trace_begun_before() -> Any:
             go.wait(30)
         return x * 2
 
-    slow_trace(tf.ones([2]))  # traced before: the next shape is a shape-changed retrace
+    if earlier_watch:
+        with tfgraph_lab.watch():
+            slow_trace(tf.ones([2]))
+    else:
+        slow_trace(tf.ones([2]))  # traced before: the next shape is a shape-changed retrace
     worker = threading.Thread(target=slow_trace, args=(tf.ones([3]),))
     worker.start()
     assert started.wait(30)
@@ -163,10 +168,12 @@ def _watch_a_trace_begun_before() -> Any:
     return w.report
 
 
-def test_a_trace_begun_before_the_watch_is_reported_as_what_it_is() -> None:
-    report = _watch_a_trace_begun_before()
+@pytest.mark.parametrize("earlier_watch", [False, True])
+def test_a_trace_begun_before_the_watch_is_reported_as_what_it_is(earlier_watch: bool) -> None:
+    report = _watch_a_trace_begun_before(earlier_watch)
     codes = [r.code for e in report.events if e.traced for r in e.reasons]
     assert codes == ["shape-changed"], codes
+    assert [e.began_before_watch for e in report.events if e.traced] == [True]
 
 
 def test_a_trace_begun_before_the_watch_is_marked_never_a_false_cost(caplog: Any) -> None:

@@ -97,6 +97,8 @@ def test_one_argument_gets_one_rewrite_and_earlier_graphs_count_for_nothing() ->
     text = str(w.report)
     assert "tf.int32" not in text.split("suggested fix")[1]
     assert text.count("tf.cast(x, tf.float32)") == 2, text  # said once in the traces, once suggested
+    assert text.count("the change shown at call #2") == 2  # the kind and the value: the same change
+    assert w.report._repr_html_().count("the change shown at call #2") == 2
 
 
 def test_a_flag_fix_that_saves_nothing_here_says_so() -> None:

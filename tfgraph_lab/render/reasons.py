@@ -20,10 +20,13 @@ from ..fix_text import short_fix
 __all__ = ["argument_change", "failure_html", "fix_html", "reason_html", "reason_lines", "reasons_html"]
 
 
-def fix_html(reason: Reason, name: str = "f") -> str:
+def fix_html(reason: Reason, name: str = "f", shown_at: str = "") -> str:
     """The fix in its short form (what to change, the code, the trade-off), the full text folded
-    under it."""
+    under it; ``shown_at`` (``call #2``): the same change was shown there, said once."""
     short = short_fix(reason, name)
+    if shown_at:
+        said = f"{short.summary.rstrip(' ,:;')}: the change shown at {shown_at}"
+        return f"<div class='tfgl-fix'><b>fix:</b> {escape(said)}</div>"
     code = f"<div><code>{escape(short.code)}</code></div>" if short.code else ""
     trade = f"<div>trade-off: {escape(short.tradeoff)}</div>" if short.tradeoff else ""
     full = (
@@ -35,10 +38,16 @@ def fix_html(reason: Reason, name: str = "f") -> str:
 
 
 def reason_html(
-    reason: Reason, label: str = "", explain: bool = True, retrace: bool = True, name: str = "f"
+    reason: Reason,
+    label: str = "",
+    explain: bool = True,
+    retrace: bool = True,
+    name: str = "f",
+    shown_at: str = "",
 ) -> str:
     """One reason box; ``explain=False`` leaves out the message and fix (said before);
-    ``retrace=False`` for a reason that is not a trace's (an XLA compilation)."""
+    ``retrace=False`` for a reason that is not a trace's (an XLA compilation); ``shown_at``:
+    where the same change was shown (:func:`fix_html`)."""
     r = reason
     change = (
         f" <code>{escape(r.argument)}</code>: <code>{escape(r.before)}</code> → <code>{escape(r.after)}</code>"
@@ -47,7 +56,7 @@ def reason_html(
     )
     prefix = f"<span class='tfgl-muted'>{escape(label)}</span> " if label else ""
     why = f"<div>{escape(r.message)}</div>" if explain and r.message else ""
-    fix = fix_html(r, name) if explain and r.fix else ""
+    fix = fix_html(r, name, shown_at) if explain and r.fix else ""
     retrace_class = "" if r.code in NOT_RETRACES or not retrace else " tfgl-retrace"
     return (
         f"<div class='tfgl-reason-box tfgl-reason-{escape(r.code, quote=True)}{retrace_class}'>"
@@ -63,14 +72,20 @@ def reasons_html(
     name: str = "f",
 ) -> str:
     """Reason boxes in order. With ``said``, each (code, argument)'s message and fix is shown
-    once across calls (the set is updated)."""
+    once across calls, and a change another reason showed is named, not repeated (the set is
+    updated, as :func:`reason_lines` does)."""
     blocks = []
     for r in reasons:
-        first = True
+        first, shown_at = True, ""
         if said is not None:
             first = (r.code, r.argument) not in said
             said.add((r.code, r.argument))
-        blocks.append(reason_html(r, label, explain=first, retrace=retrace, name=name))
+            code = short_fix(r, name).code if first and r.fix else ""
+            if code:
+                shown_at = next((at for key, at in said if key == "code:" + code), "")
+                if not shown_at:
+                    said.add(("code:" + code, label))
+        blocks.append(reason_html(r, label, explain=first, retrace=retrace, name=name, shown_at=shown_at))
     return "".join(blocks)
 
 

@@ -284,3 +284,11 @@ def test_lab_arguments_of_the_wrong_kind_are_refused_clearly(kwargs: dict[str, A
 def test_lab_settings_may_be_a_dict_of_fields() -> None:
     lab = RetraceLab(settings={"batch": 12, "flag": "tensor"})  # was AttributeError
     assert lab.batch.value == lab.session.settings.batch == 12
+
+
+def test_a_tf_function_passed_in_is_said_to_be_rewrapped() -> None:
+    """The lab traces the Python function with its own decorator: the user's options (here
+    reduce_retracing) would silently not apply."""
+    lab = RetraceLab(tf.function(scaled, reduce_retracing=True))
+    assert "options of the tf.function you passed are not used" in lab.status.value
+    assert "reduce_retracing" not in lab.session.code()  # the code shows what runs

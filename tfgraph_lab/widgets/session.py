@@ -132,6 +132,11 @@ class LabSession:
         self.fix = ""  # a report's decorator change applied over the settings («Apply the fix»)
         self.history: list[tuple[LabSettings, int]] = []  # the current function's calls
         self.reset("")
+        if self.scenario.python_fn is not fn:  # a tf.function: its own decorator is not the lab's
+            self.state.note = (
+                f"the lab traces {self.scenario.name}'s Python function with the decorator the "
+                "settings below say; the options of the tf.function you passed are not used"
+            )
 
     # --------------------------------------------------------------------- settings
     def update(self, **changes: Any) -> bool:

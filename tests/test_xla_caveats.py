@@ -188,3 +188,70 @@ def test_the_trade_survives_the_whole_run_rebuild_of_the_plans() -> None:
     assert trade in reason.fix and trade in reason.plans[0].trade
     suggestion = w.report.function("grad_step").suggestion or ""
     assert "input_signature=" in suggestion and "XLA still compiles once per concrete shape" in suggestion
+
+
+_STRATEGY = textwrap.dedent(
+    """
+    import json
+    import tensorflow as tf
+    import tfgraph_lab
+
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with strategy.scope():
+        w = tf.Variable(tf.ones([3, 1]))
+
+    def run(**options):
+        def compute_loss(x):
+            return tf.reduce_sum(tf.matmul(x, w))
+
+        loss = tf.function(compute_loss, jit_compile=True, **options)
+
+        def replica_step(x):
+            with tf.GradientTape() as tape:
+                y = loss(x)
+            return tape.gradient(y, w)
+
+        def train_step(b):
+            return strategy.run(replica_step, args=(b,))
+
+        for batch, drop in ((8, False), (4, True)):  # per replica 4, 1, then 2 rows
+            step = tf.function(train_step)
+            ds = tf.data.Dataset.from_tensor_slices(tf.ones([10, 3])).batch(batch, drop_remainder=drop)
+            for b in strategy.experimental_distribute_dataset(ds):
+                step(b)
+        return loss.experimental_get_tracing_count()
+
+    with tfgraph_lab.watch() as rec:
+        as_written = run()
+    fixes = [
+        r.fix for e in rec.report.events if e.qualname.endswith("compute_loss")
+        for r in e.reasons if r.code == "shape-changed" and r.plans
+    ]
+    signature = run(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    relaxed = run(reduce_retracing=True)
+    print("REPORT " + json.dumps({"traces": [as_written, signature, relaxed], "fixes": fixes}))
+    """
+)
+
+
+@pytest.mark.slow
+def test_graph_counts_under_a_strategy_are_per_device(tmp_path: Path) -> None:
+    """MirroredStrategy over 2 logical CPUs: each replica traces its own graphs, so a fix's
+    count is per device — TF's own tracing counts with each fix applied: 6 as written,
+    2 with the input_signature (it promised "1 graph for every call"), 4 with reduce_retracing."""
+    script = tmp_path / "strategy.py"
+    script.write_text(_STRATEGY)
+    env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS="0")
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(tfgraph_lab.__file__).parent.parent), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=540
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    report = json.loads(done.stdout.split("REPORT ", 1)[1])
+    assert report["traces"] == [6, 2, 4]
+    fix = report["fixes"][-1]
+    assert "input_signature=[tf.TensorSpec([None, 3], tf.float32)]) → 4 fewer graphs: 2 graphs instead of 6 for the calls seen, 1 per device" in fix, fix
+    assert "reduce_retracing=True) → 2 fewer graphs: at most 4 graphs instead of 6" in fix, fix
+    assert "1 graph for every call" not in fix

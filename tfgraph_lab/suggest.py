@@ -17,6 +17,7 @@ from .failures import creates_variable_per_trace
 from .fixes import code_name, input_signature_plan, reduce_retracing_helps, reduce_retracing_plan
 from .keras_fixes import flag_suggestion, keras_suggestion
 from .signatures import Signature
+from .whole_run import PER_DEVICE_PROMISE
 
 __all__ = ["signature_from_history", "suggest_fix"]
 
@@ -68,7 +69,6 @@ PER_REPLICA_FIX = (
 )
 # Measured (TF 2.21, MirroredStrategy over 2 logical CPUs): each replica thread traces its own
 # graph, so an input_signature leaves one graph per device.
-PER_DEVICE_PROMISE = "1 graph per device (under a distribution strategy each replica keeps its own)"
 PER_DEVICE_XLA = ", and XLA compiles once per device and shape"
 # Measured (TF 2.21): x[:k] under jit_compile=True with k a tensor: 1 graph, 3 compiles for 3 values.
 XLA_VALUE_NOTE = (

@@ -13,12 +13,15 @@ earlier cells used are left out) and rewrites the fix texts that show them:
   seen", H the graphs the calls used, G those left once the change is applied to every call;
 - ``reduce_retracing=True`` is dropped where it saves no graph for these calls (it relaxes
   shapes but not the other arguments that make the graphs).
+- under a distribution strategy every count is per device: each replica traces its own graphs
+  (TF 2.21, 2 logical CPUs: an input_signature leaves 2, not "1 graph for every call").
 
 Pure: plain records only. Imports neither TensorFlow, IPython nor ipywidgets.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -32,9 +35,10 @@ from .fixes import (
 )
 from .signatures import ArgLeaf, Signature, parent_path
 
-__all__ = ["ONE_OFF", "WholeRun", "promise_text"]
+__all__ = ["ONE_OFF", "PER_DEVICE_PROMISE", "WholeRun", "promise_text"]
 
 ONE_OFF = "one-off second trace of the first call"  # explain._with_one_off's words
+PER_DEVICE_PROMISE = "1 graph per device (under a distribution strategy each replica keeps its own)"
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 # Where a text names a plan that may be dropped: the words around it (argument_reasons' shapes).
 _DROPPED_AROUND = ("; or ", "; to make another dtype an error: ", "; for a shape that varies: ")
@@ -62,7 +66,11 @@ class WholeRun:
         # every graph the function holds (earlier cells' too): an input_signature must cover them
         self.known = list(known) or self.history
         self.name = name
-        self.before = len({sig.leaves for sig in self.history})
+        # under a distribution strategy each replica's device keeps its own graphs (measured, TF
+        # 2.21, MirroredStrategy over 2 logical CPUs: an input_signature leaves 2 graphs, one per
+        # device; reduce_retracing 4 for batch sizes 4, 1, 2): every count is per device
+        self.devices = max(1, len({_device(sig.context) for sig in self.history} - {""}))
+        self.before = len({(sig.leaves, _device(sig.context)) for sig in self.history})
         self._cache: dict[Reason, Reason] = {}
         self._extra = 0
 
@@ -120,8 +128,16 @@ class WholeRun:
             if plan is None:
                 return None
             call = tuple((p, self.rewrite(p) or e) for p, e in old.call)
+            graphs, promise = (1 + self._extra) * self.devices, old.promise
+            if self.devices > 1:  # "4 fewer graphs: 2 graphs instead of 6 for the calls seen, 1 per device (…)"
+                promise = promise_text(graphs, self._before, "for the calls seen, 1 per device" + PER_DEVICE_PROMISE.split("device", 1)[1])
             return replace(
-                old, decorator=plan.decorator, call=call, graphs=1 + self._extra, note=plan.note or old.note
+                old,
+                decorator=plan.decorator,
+                call=call,
+                graphs=graphs,
+                promise=promise,
+                note=plan.note or old.note,
             )
         if old.decorator == "reduce_retracing=True":
             return self._relaxed(old)
@@ -135,7 +151,7 @@ class WholeRun:
             history = stacked_history(path, self.history)
         if history is None:
             return None
-        graphs = graphs_with_reduce_retracing(history) + self._extra
+        graphs = graphs_with_reduce_retracing(history) * self.devices + self._extra
         tail = old.promise.split(" (", 1)[1] if " (" in old.promise and graphs < self._before else ""
         promise = promise_text(graphs, self._before, "for the calls seen", "at most ")
         return replace(old, graphs=graphs, promise=promise + (f" ({tail}" if tail else ""))
@@ -151,7 +167,7 @@ class WholeRun:
             shape = leaf.shape if leaf.kind == "tensor" else ()
             return ArgLeaf(leaf.path, "tensor", "Tensor", dtype, shape)
 
-        graphs = call_plan(self.history, dict(call), rewritten).graphs + self._extra
+        graphs = call_plan(self.history, dict(call), rewritten).graphs * self.devices + self._extra
         python_only = all(e.startswith("tf.constant(") for _, e in call)
         what = "for the calls seen" + (", whatever the value" if python_only else ", all in one dtype")
         trade = old.trade if call == old.call else ""
@@ -188,6 +204,12 @@ class WholeRun:
         if len(kinds) == 1 and next(iter(kinds))[0] == "python":
             return f"tf.constant({path})"
         return f"tf.cast({path}, tf.{dtype})"
+
+
+def _device(context: str) -> str:
+    """The device a signature's context names (``eager; device /device:CPU:1; …``), or ""."""
+    match = re.search(r"(?:^|; )device (\S+?)(?:;|$)", context)
+    return match.group(1) if match else ""
 
 
 def _without(fix: str, text: str) -> str | None:

@@ -484,7 +484,7 @@ _PREDICT = textwrap.dedent(
         (f,) = [f for f in report.functions if f.xla_compiles or f.xla_compiles_kind]
         return [f.xla_compiles, f.xla_compiles_kind]
 
-    out = {"log": step(rec.report)}
+    out = {"log": step(rec.report), "keras": int(keras.__version__.split(".")[0])}
     rec._xla_window = None  # the same watch as the model alone saw it
     rec._report = None
     out["model"] = step(rec.report)
@@ -495,7 +495,7 @@ _PREDICT = textwrap.dedent(
 
 @pytest.mark.slow
 def test_keras_predict_on_new_lengths_counts_each_batch_size(tmp_path: Path) -> None:
-    """Keras 3's predict step under XLA, as TF 2.21 logs it: the first predict traces a graph for
+    """Keras 3's predict step under XLA, as TF 2.21 logs it (TF 2.15's Keras 2 compiles the same 4): the first predict traces a graph for
     its 3 rows (1 compilation), the next relaxes to (None, 4) (5 rows: 1), and 40 rows run as
     batches of 32 and 8 (2 more). The model saw the 5-row run and missed 32 and 8 (2 where TF
     said 4): every call of that graph compiled, so its fastest call was a compilation."""
@@ -513,4 +513,7 @@ def test_keras_predict_on_new_lengths_counts_each_batch_size(tmp_path: Path) -> 
     assert report["log"] == [4, "exact"]
     n, kind = report["model"]
     assert (n <= 4 and kind in ("at-least", "about")) or kind == "about", report["model"]
-    assert n >= 2  # the 3-row graph and the first run of the relaxed one: certain
+    if report["keras"] >= 3:  # the 3-row graph and the first run of the relaxed one: certain
+        assert n >= 2, report["model"]
+    # Keras 2 (TF 2.15) feeds its run_step from a dataset iterator inside predict_function: the
+    # sizes are hidden, the model sees the first compilation only (1, at least; TF's log: 4)

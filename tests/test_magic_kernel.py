@@ -23,6 +23,7 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 pytestmark = pytest.mark.slow  # a real kernel (nbclient) runs the notebook: about 10 s to start
 
+RERUN = "@tf.function\ndef loss_at(x):\n    return tf.reduce_sum(x * x)\n"
 SETUP = "%load_ext tfgraph_lab\nimport tensorflow as tf\n\n@tf.function\ndef f(x):\n    return x + 1\n"
 CELLS = [
     SETUP,
@@ -41,6 +42,13 @@ CELLS = [
     "%%tracewatch -q\nf(tf.ones([6]))\n6 * 7\n",
     # [6]: a SyntaxError reads as in an unwatched cell, and fails the cell (issue 23, item 2)
     "%%tracewatch\nx = 1\ny = (\n",
+    # [7]-[11]: a definition cell run again (ipykernel names a cell by its source's hash: the
+    # same file), then the same call: its new tf.function is the re-run's, said to be expected
+    RERUN,
+    "%%tracewatch -q\nloss_at(tf.ones([2]))\n",
+    RERUN,
+    "%%tracewatch -q -v again\nloss_at(tf.ones([2]))\n",
+    "print(again)\n",
 ]
 
 
@@ -141,3 +149,10 @@ def test_a_syntax_error_fails_the_cell_as_unwatched(executed: Any) -> None:
     assert error.ename == "SyntaxError"
     assert f"Cell In[{cell.execution_count}], line 3" in shown, shown
     assert "_magic.py" not in shown and "Traceback" not in shown, shown
+
+
+def test_a_rerun_definition_cell_is_said_to_be_one(executed: Any) -> None:
+    text = "".join(_texts(executed.cells[11]))
+    assert "new-function-object" in text, text
+    assert "re-running the cell that defines loss_at made a new tf.function" in text, text
+    assert "loss_at = tf.function(loss_at)" not in text and "suggested fix" not in text, text

@@ -79,6 +79,10 @@ INJECTED = {
 ALSO_INJECTED = [  # more of issue 19's list, each against a contract above
     ("monitor.py", "from ._hub import HUB", "tfgraph_lab.monitor -> tfgraph_lab._hub"),
     ("_magic.py", "from . import _hooks", "tfgraph_lab._magic -> tfgraph_lab._hooks"),
+    # the hub hands itself to the hooks and the XLA path as a _host.Host: no circle back
+    ("_hooks.py", "from ._hub import Hub", "tfgraph_lab._hooks -> tfgraph_lab._hub"),
+    ("_xla.py", "from ._hub import Hub", "tfgraph_lab._xla -> tfgraph_lab._hub"),
+    ("_xla.py", "from ._hooks import make_call_hook", "tfgraph_lab._xla -> tfgraph_lab._hooks"),
 ]
 
 

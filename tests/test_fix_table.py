@@ -480,11 +480,8 @@ XS = {n: tf.reshape(tf.range(n * 4, dtype=tf.float32), (n, 4)) / 10.0 for n in (
 
 @pytest.mark.slow
 @pytest.mark.parametrize("layer", ["Dropout", "BatchNormalization"])
-def test_a_training_flag_that_reaches_keras_layers_stays_a_python_bool(layer: str, monkeypatch: Any) -> None:
-    from tfgraph_lab import _history
-
-    monkeypatch.setattr(_history.HISTORY, "objects_per_code", {})  # the other layer's run was
-    monkeypatch.setattr(_history.HISTORY, "last_graphs", {})  # an earlier object of this code
+@pytest.mark.usefixtures("fresh_recording")  # the other layer's run was an earlier object of this code
+def test_a_training_flag_that_reaches_keras_layers_stays_a_python_bool(layer: str) -> None:
 
     def run(plan: FixPlan | None, rewrite: Callable[[Any], Any] = lambda t: t) -> tuple[list[Any], int]:
         tf.keras.utils.set_random_seed(0)
@@ -526,13 +523,10 @@ def test_a_training_flag_that_reaches_keras_layers_stays_a_python_bool(layer: st
     assert applied >= 1  # the shape fix (reduce_retracing=True) ran in both modes, at both sizes
 
 
-def test_a_training_flag_into_dense_layers_only_keeps_the_tensor_fix(monkeypatch: Any) -> None:
+@pytest.mark.usefixtures("fresh_recording")
+def test_a_training_flag_into_dense_layers_only_keeps_the_tensor_fix() -> None:
     """Dense layers take a tensor training flag (Keras 3.15: 1 trace for both modes): the flag
     fix for a plain function stays on offer, and works as printed."""
-    from tfgraph_lab import _history
-
-    monkeypatch.setattr(_history.HISTORY, "objects_per_code", {})
-    monkeypatch.setattr(_history.HISTORY, "last_graphs", {})
     keras = pytest.importorskip("keras")
     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(1)])
     step = tf.function(_keras_step(model))

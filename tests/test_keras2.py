@@ -15,22 +15,16 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
-pytestmark = pytest.mark.skipif(
-    not keras.__version__.startswith("2."),
-    reason=f"Keras {keras.__version__}: the Keras 2 job runs on TF 2.15",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not keras.__version__.startswith("2."),
+        reason=f"Keras {keras.__version__}: the Keras 2 job runs on TF 2.15",
+    ),
+    pytest.mark.usefixtures("fresh_recording"),  # no earlier object of this code
+]
 
 import tfgraph_lab  # noqa: E402
 from tfgraph_lab.keras import TraceCallback  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def fresh_history(monkeypatch: Any) -> None:
-    from tfgraph_lab import _history
-
-    monkeypatch.setattr(_history.HISTORY, "objects_per_code", {})
-    monkeypatch.setattr(_history.HISTORY, "last_graphs", {})
-
 
 X = np.random.default_rng(0).random((100, 4), dtype=np.float32)
 Y = np.random.default_rng(1).random((100, 1), dtype=np.float32)

@@ -17,13 +17,7 @@ keras = pytest.importorskip("keras")
 from tfgraph_lab.keras import TraceCallback  # noqa: E402
 from tfgraph_lab.recorder import is_patched  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def fresh_history(monkeypatch: Any) -> None:
-    from tfgraph_lab import _history
-
-    monkeypatch.setattr(_history.HISTORY, "objects_per_code", {})
-    monkeypatch.setattr(_history.HISTORY, "last_graphs", {})
+pytestmark = pytest.mark.usefixtures("fresh_recording")  # no earlier object of this code
 
 
 def tiny_model() -> Any:

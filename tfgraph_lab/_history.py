@@ -23,7 +23,7 @@ from .explain import explain_trace, mark_wasted
 from .keras_fixes import keras_flag_reason, keras_reason
 from .signatures import Signature, parent_path
 
-__all__ = ["HISTORY", "History", "explain_new_graph"]
+__all__ = ["History", "explain_new_graph"]
 
 _IPYTHON_INPUT = re.compile(r"^<ipython-input-\d+-")
 _KEPT_SIGNATURES = 8  # graphs of earlier objects remembered per piece of code
@@ -40,7 +40,7 @@ class History:
         self.codes: dict[tuple[str, str, int, str, str], object] = {}
 
     def reset(self) -> None:
-        """Forget every earlier function object (see ``recorder.reset_recording``)."""
+        """Forget every earlier function object (``Hub.reset``, ``recorder.reset_recording``)."""
         self.objects_per_code.clear()
         self.last_graphs.clear()
         self.codes.clear()
@@ -67,21 +67,19 @@ class History:
         return (filename, info.origin or info.qualname, info.firstlineno, info.closure, info.owner)
 
 
-HISTORY = History()
-
-
 def explain_new_graph(
-    state: FunctionState, graph: GraphState, call_sig: Signature | None
+    history: History, state: FunctionState, graph: GraphState, call_sig: Signature | None
 ) -> tuple[Reason, ...]:
-    """The reasons for ``graph``, new in ``state``'s cache; marks ``graph.retrace``."""
+    """The reasons for ``graph``, new in ``state``'s cache; marks ``graph.retrace`` and adds
+    the graph to ``history`` (the hub's)."""
     earlier = [g for g in state.graph_list if g is not graph and g.seq < graph.seq]
-    code_key = HISTORY.code_key(state.info)
-    objects_before = HISTORY.objects_per_code.get(code_key, 0)
+    code_key = history.code_key(state.info)
+    objects_before = history.objects_per_code.get(code_key, 0)
     rerun = False
     if not earlier:  # the first graph of this function object
-        HISTORY.objects_per_code[code_key] = objects_before + 1
-        rerun = HISTORY.cell_rerun(code_key, state)
-    other_objects = HISTORY.last_graphs.get(code_key, [])
+        history.objects_per_code[code_key] = objects_before + 1
+        rerun = history.cell_rerun(code_key, state)
+    other_objects = history.last_graphs.get(code_key, [])
     reasons = explain_trace(
         new=graph.signature,
         call=call_sig,
@@ -94,7 +92,7 @@ def explain_new_graph(
         kind=state.info.kind,
         cell_rerun=rerun,
     )
-    HISTORY.last_graphs[code_key] = ([*other_objects, graph.signature])[-_KEPT_SIGNATURES:]
+    history.last_graphs[code_key] = ([*other_objects, graph.signature])[-_KEPT_SIGNATURES:]
     graph.retrace = is_retrace([r.code for r in reasons])  # decided here, once (counts.py)
     if any(r.code == "python-value-changed" for r in reasons):
         reasons = _mark_wasted(graph, earlier, reasons)

@@ -7,10 +7,11 @@
   (``get_concrete_function``);
 * :func:`make_call_flat_hook` wraps ``ConcreteFunction._call_flat``: which graph ran.
 
-Each pushes a frame on the hub's per-thread stack (:data:`STATE`, :data:`VIA`, :data:`SERVED`,
-:data:`TRACES` index it), appends a hit tuple to the shared log on the hot path, and hands every
-other call to :meth:`Hub.record_slow_call <tfgraph_lab._hub.Hub.record_slow_call>`. Every hook is
-marked ``_tfgraph_lab_hook`` and keeps the original as ``__wrapped__``.
+Each pushes a :class:`~tfgraph_lab._host.Frame` on the hub's per-thread stack, appends a
+:class:`~tfgraph_lab._calllog.Hit` to the shared log on the hot path, and hands every other call
+to the hub's ``record_slow_call``. The hub is a :class:`~tfgraph_lab._host.Host` here: this
+module does not import it. Every hook is marked ``_tfgraph_lab_hook`` and keeps the original as
+``__wrapped__``.
 
 Hot-path rule: no attribute lookup or Python frame may be added to :func:`make_call_hook`'s
 ``__call__`` or :func:`make_call_flat_hook`'s ``_call_flat`` (``benchmarks/overhead.py``
@@ -21,45 +22,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _tf_adapter as tfa
 from ._calllog import CallRecord, GraphState, new_hit
+from ._host import NO_TRACES, Frame, Host
 from .datatypes import Reason
 from .failures import error_text
 from .signatures import Signature
 
-if TYPE_CHECKING:
-    from ._hub import Hub
-
-__all__ = [
-    "NO_TRACES",
-    "SERVED",
-    "STATE",
-    "TRACES",
-    "VIA",
-    "Frame",
-    "make_call_flat_hook",
-    "make_call_hook",
-    "make_count_only_hook",
-    "make_gcf_hook",
-]
+__all__ = ["make_call_flat_hook", "make_call_hook", "make_count_only_hook", "make_gcf_hook"]
 
 _perf = time.perf_counter
 
-# A frame of the per-thread call stack: ``[state, via, served, traces]``. A plain list, because
-# one is made per call on the hot path and a list literal costs a quarter of a class instance.
-# ``served`` is id() of the concrete function that ran (set by the _call_flat hook) or None;
-# ``traces`` is NO_TRACES until the call traces.
-Frame = list[Any]
-STATE, VIA, SERVED, TRACES = 0, 1, 2, 3
 
-NO_TRACES: list[GraphState] = []  # shared and never appended to (see Hub.on_concrete_function)
-
-
-def make_call_hook(hub: Hub, original: Callable[..., Any]) -> Callable[..., Any]:
+def make_call_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any]:
     # The hot path: every watched call runs this. Kept to the fewest memory touches (locals
-    # bound here, a list as the frame, no _call_flat frame for unambiguous functions), and it
+    # bound here, a slotted Frame, no _call_flat frame for unambiguous functions), and it
     # takes the place of TF's traceback-filtering wrapper instead of adding a frame on top
     # (same filtering of exceptions; see tfa.unwrap_traceback_filter).
     call, tb_filter = tfa.unwrap_traceback_filter(original)
@@ -69,6 +48,7 @@ def make_call_hook(hub: Hub, original: Callable[..., Any]) -> Callable[..., Any]
     entries = calllog.entries
     tls = hub.tls
     states_get = hub.states.get
+    new_frame = Frame
     assert hub.handles is not None
     eager_flags = hub.handles.eager_flag_module  # RUN_FUNCTIONS_EAGERLY lives here
 
@@ -81,7 +61,7 @@ def make_call_hook(hub: Hub, original: Callable[..., Any]) -> Callable[..., Any]
         state = states_get(id(fn))
         if state is None or state.ref() is not fn:
             state = hub.state_for(fn)
-        frame: Frame = [state, "call", None, NO_TRACES]
+        frame = new_frame(state, "call")
         stack.append(frame)
         t0 = perf()
         try:
@@ -100,8 +80,8 @@ def make_call_hook(hub: Hub, original: Callable[..., Any]) -> Callable[..., Any]
         if state.xla:  # XLA compiles per concrete shape, even without a retrace
             hub.xla.call(hub, frame, seconds, fn, args, kwds)
             return result
-        if frame[TRACES] is NO_TRACES:
-            served = frame[SERVED]
+        if frame.traces is NO_TRACES:
+            served = frame.served
             if served is not None:
                 graph = state.graphs.get(served)
             else:
@@ -121,7 +101,7 @@ def make_call_hook(hub: Hub, original: Callable[..., Any]) -> Callable[..., Any]
     return __call__
 
 
-def make_count_only_hook(hub: Hub, original: Callable[..., Any]) -> Callable[..., Any]:
+def make_count_only_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any]:
     """Degraded mode for a TensorFlow whose internals moved: traces are the public
     ``experimental_get_tracing_count()`` delta of each call (exact for single-threaded code;
     concurrent callers of one function may see each other's traces). No reasons, no hits."""
@@ -167,10 +147,10 @@ def make_count_only_hook(hub: Hub, original: Callable[..., Any]) -> Callable[...
     return __call__
 
 
-def make_gcf_hook(hub: Hub, original: Callable[..., Any]) -> Callable[..., Any]:
+def make_gcf_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any]:
     def _get_concrete_function_garbage_collected(fn: Any, *args: Any, **kwargs: Any) -> Any:
         stack = hub.stack()
-        frame: Frame = [hub.state_for(fn), "get_concrete_function", None, NO_TRACES]
+        frame = Frame(hub.state_for(fn), "get_concrete_function")
         stack.append(frame)
         t0 = _perf()
         try:
@@ -178,14 +158,14 @@ def make_gcf_hook(hub: Hub, original: Callable[..., Any]) -> Callable[..., Any]:
         except BaseException as exc:
             stack.pop()
             if tfa.trace_failed(exc):
-                frame[SERVED] = None
+                frame.served = None
                 hub.record_slow_call(frame, _perf() - t0, fn, args, kwargs, exc)
             raise
         finally:
             if stack and stack[-1] is frame:
                 stack.pop()
-                if frame[TRACES]:
-                    frame[SERVED] = id(frame)  # no graph ran: not an eager call either
+                if frame.traces:
+                    frame.served = id(frame)  # no graph ran: not an eager call either
                     hub.record_slow_call(frame, _perf() - t0, fn, args, kwargs, None)
 
     _get_concrete_function_garbage_collected.__wrapped__ = original  # type: ignore[attr-defined]
@@ -193,15 +173,15 @@ def make_gcf_hook(hub: Hub, original: Callable[..., Any]) -> Callable[..., Any]:
     return _get_concrete_function_garbage_collected
 
 
-def make_call_flat_hook(hub: Hub, original: Callable[..., Any]) -> Callable[..., Any]:
+def make_call_flat_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any]:
     tls = hub.tls
 
     def _call_flat(cf: Any, *args: Any, **kwargs: Any) -> Any:
         stack = getattr(tls, "stack", None)
         if stack:
             top = stack[-1]
-            if top[SERVED] is None:
-                top[SERVED] = id(cf)
+            if top.served is None:
+                top.served = id(cf)
         return original(cf, *args, **kwargs)
 
     _call_flat.__wrapped__ = original  # type: ignore[attr-defined]

@@ -19,10 +19,10 @@ last one detaches (watches nest; each sees its own slice of one shared log throu
   them quiet while the watch explains them (:mod:`tfgraph_lab._tf_warnings`).
 
 The hub keeps the registry of function objects (:class:`~tfgraph_lab._calllog.FunctionState`,
-held weakly) and records the slow path (:meth:`Hub.record_slow_call`: a call that traced, raised
-or ran no graph). It writes no other object's attributes. Nothing here holds a strong reference
-to a user argument, a ``Function`` or a concrete function. Imports TensorFlow only through
-:mod:`tfgraph_lab._tf_adapter`; never IPython. The public face is :mod:`tfgraph_lab.recorder`.
+held weakly), records the slow path (:meth:`Hub.record_slow_call`: a call that traced, raised
+or ran no graph) and keeps what outlives a watch: ``HUB`` is the one recording state, reset by
+:meth:`Hub.reset`; the hooks know it as a :class:`~tfgraph_lab._host.Host`. It holds no strong
+reference to a user argument, a ``Function`` or a graph. TF only via the adapter; no IPython.
 """
 
 from __future__ import annotations
@@ -36,22 +36,12 @@ from typing import Any
 
 from . import _tf_adapter as tfa
 from ._calllog import CallLog, CallRecord, FunctionState, GraphState, ThreadStack, WatchLog
-from ._history import explain_new_graph
-from ._hooks import (
-    NO_TRACES,
-    SERVED,
-    STATE,
-    TRACES,
-    VIA,
-    Frame,
-    make_call_flat_hook,
-    make_call_hook,
-    make_count_only_hook,
-    make_gcf_hook,
-)
+from ._history import History, explain_new_graph
+from ._hooks import make_call_flat_hook, make_call_hook, make_count_only_hook, make_gcf_hook
+from ._host import NO_TRACES, Frame
 from ._pycode import caller_location, cell_label
 from ._tf_warnings import RetraceWarningHandler, handler_installed, install_handler, remove_handler
-from ._xla import XlaModel, XlaOutcome
+from ._xla import XlaMemory, XlaModel, XlaOutcome
 from .datatypes import Reason
 from .failures import error_text, explain_failure
 
@@ -75,7 +65,8 @@ def hooks_installed() -> bool:
 
 
 class Hub:
-    """Owns the patches and the shared log while at least one watch is attached."""
+    """The recording state: the patches and the shared log while at least one watch is
+    attached, and what outlives a watch (``history``, ``xla_memory``, ``labels``: :meth:`reset`)."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -92,7 +83,9 @@ class Hub:
         self.originals: dict[str, Any] = {}
         self.handles: tfa.TFHandles | None = None
         self.log_handler: RetraceWarningHandler | None = None
-        self.xla = XlaModel(None)
+        self.history = History()  # which code earlier function objects traced
+        self.xla_memory: dict[str, XlaMemory] = {}  # XLA cache keys seen, per graph
+        self.xla = XlaModel(None, self.xla_memory)
         # Called with each record that retraced, on the trace path only (never on a hit).
         self.retrace_sink: Callable[[CallRecord, Mapping[str, str]], None] | None = None
 
@@ -112,6 +105,15 @@ class Hub:
         cell = cell_label(place)
         if cell is not None:
             self.labels[cell[0]] = cell[1]
+
+    def reset(self) -> None:
+        """Forget what outlives a watch (``recorder.reset_recording``); between watches only."""
+        with self.lock:
+            if self.watches:
+                raise RuntimeError("reset_recording() while a watch is active; call it between watches")
+            self.history.reset()
+            self.xla_memory.clear()
+            self.labels.clear()
 
     # ----------------------------------------------------------------- install/remove
     def attach(self) -> WatchLog:
@@ -145,7 +147,7 @@ class Hub:
         self.states = {}
         self.cache_owner = {}
         self.objects_seen = {}
-        self.xla = XlaModel(tfa.xla_key_reader() if h.full else None)
+        self.xla = XlaModel(tfa.xla_key_reader() if h.full else None, self.xla_memory)
         fn_cls = h.function_class
         self.originals = {"__call__": fn_cls.__dict__["__call__"]}
         try:
@@ -291,15 +293,15 @@ class Hub:
         owner = self.cache_owner.get(trace.cache_id)
         frame = None
         for candidate in reversed(self.stack()):
-            if owner is candidate[STATE]:
+            if owner is candidate.state:
                 frame = candidate
                 break
         begun = None if frame is not None else tfa.call_begun_unhooked(trace.cache_id)  # before the watch
-        state = frame[STATE] if frame is not None else (owner if begun is None else self.state_for(begun))
+        state = frame.state if frame is not None else (owner if begun is None else self.state_for(begun))
         if state is None:
             with self.lock:
                 state = self._register_orphan(trace)
-        via = self.trace_origin(state, frame[VIA] if frame is not None else "trace")
+        via = self.trace_origin(state, frame.via if frame is not None else "trace")
         graph = GraphState(state, tfa.graph_signature(cf, trace.context), via, trace.scope, True)
         state.traced = True
         if frame is not None:
@@ -307,17 +309,17 @@ class Hub:
         self._add_graph(state, graph, cf)
         self.pin_hit_graph(state)
         if frame is not None:
-            if frame[TRACES] is NO_TRACES:
-                frame[TRACES] = []
-            frame[TRACES].append(graph)
-            frame[SERVED] = None
+            if frame.traces is NO_TRACES:
+                frame.traces = []
+            frame.traces.append(graph)
+            frame.served = None
         else:
             record = CallRecord(state, via, 0.0, time.perf_counter())
             record.began_before_watch = begun is not None
             record.thread = self.stack().thread
             record.traces.append(graph)
             record.caller = tfa.user_place(caller_location())
-            record.reasons = explain_new_graph(state, graph, None)
+            record.reasons = explain_new_graph(self.history, state, graph, None)
             self.add_record(record)
 
     def trace_origin(self, state: FunctionState, frame_via: str) -> str:
@@ -354,10 +356,8 @@ class Hub:
         """The slow path: a call that traced, raised, ran no graph, or compiled with XLA."""
         # When the call began, to within the microsecond since the hook read the clock.
         start = time.perf_counter() - seconds
-        state: FunctionState = frame[STATE]
-        traces: list[GraphState] = frame[TRACES]
-        served: int | None = frame[SERVED]
-        record = CallRecord(state, self.trace_origin(state, frame[VIA]), seconds, start)
+        state, traces, served = frame.state, frame.traces, frame.served
+        record = CallRecord(state, self.trace_origin(state, frame.via), seconds, start)
         record.thread = self.stack().thread
         record.traces = list(traces)
         record.xla = xla
@@ -367,7 +367,7 @@ class Hub:
             record.graph = state.graphs.get(served)
         elif graph is not None:
             record.graph = graph  # the one graph a hit can run (XLA path)
-        elif traces and exc is None and frame[VIA] == "call":
+        elif traces and exc is None and frame.via == "call":
             record.graph = traces[-1]  # the call ran the graph it traced last
         if exc is not None:
             record.error = error_text(exc)
@@ -385,7 +385,7 @@ class Hub:
                 call_sig = tfa.call_signature(fn, args, kwargs)
             reasons: list[Reason] = []
             for graph in traces:
-                reasons.extend(explain_new_graph(state, graph, call_sig))
+                reasons.extend(explain_new_graph(self.history, state, graph, call_sig))
                 if call_sig is not None and call_sig.leaves != graph.signature.leaves:
                     graph.generalised = True
                 # a framework function (Keras's train step) reads the user's step method's

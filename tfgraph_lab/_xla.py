@@ -34,19 +34,17 @@ import statistics
 import time
 from collections import deque
 from collections.abc import Sequence, Set
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _tf_adapter as tfa
 from ._calllog import CallRecord, Hit, new_hit
+from ._host import Frame, Host
 from .datatypes import Reason
 from .explain_xla import explain_compile, hidden_shape_reason, nested_compile_reason, taped_reason
 from .keras_fixes import keras_xla_reason
 from .signatures import ArgLeaf, format_shape
 
-if TYPE_CHECKING:
-    from ._hub import Hub
-
-__all__ = ["COMPILE_RATIO", "Site", "XlaModel", "XlaOutcome", "estimate_hidden", "judge_by_time"]
+__all__ = ["COMPILE_RATIO", "Site", "XlaMemory", "XlaModel", "XlaOutcome", "estimate_hidden", "judge_by_time"]
 
 # A call counted as a compilation by its time alone is at least this many times the fastest of
 # its graph's other calls and at least MIN_COMPILE_SECONDS above it. XLA's CPU compile of even a
@@ -91,21 +89,23 @@ class XlaOutcome:
 
 class XlaModel:
     """Per hub install: the path of calls XLA is involved in, and the nested call sites found
-    while graphs are built."""
+    while graphs are built. ``memory`` is the hub's :class:`XlaMemory` per graph, which
+    outlives the install (``Hub.reset`` clears it)."""
 
-    def __init__(self, key_reader: Any) -> None:
+    def __init__(self, key_reader: Any, memory: dict[str, XlaMemory]) -> None:
         self.key = key_reader  # None: TF moved the names; XLA is then not counted
+        self.memory = memory
         self.pending: dict[int, list[Site]] = {}  # id(outer frame) -> sites found in its trace
 
-    def call(self, hub: Hub, frame: Any, seconds: float, fn: Any, args: Any, kwargs: Any) -> None:
+    def call(self, hub: Host, frame: Frame, seconds: float, fn: Any, args: Any, kwargs: Any) -> None:
         """A call of a function with ``state.xla`` (``jit_compile=True``, or a plain function
         whose graphs call one). Reads XLA's cache key (a few microseconds) and logs a hit as the
         hot path does, else a slow-path record carrying what XLA compiled."""
-        state, _, served, traces = frame
+        state, served, traces = frame.state, frame.served, frame.traces
         if served is not None:
             graph = state.graphs.get(served)
         elif traces:
-            graph = traces[-1] if frame[1] == "call" else None
+            graph = traces[-1] if frame.via == "call" else None
         else:
             graph = state.hit_graph
         assert hub.handles is not None
@@ -126,7 +126,7 @@ class XlaModel:
             hub.summarise_log()
 
     def _outcome(
-        self, hub: Hub, state: Any, graph: Any, traced: bool, args: Any, kwargs: Any, seconds: float
+        self, hub: Host, state: Any, graph: Any, traced: bool, args: Any, kwargs: Any, seconds: float
     ) -> XlaOutcome | None:
         key = self.key(args, kwargs)
         if key is None:  # called while another graph is built: compiles when that one runs
@@ -148,7 +148,7 @@ class XlaModel:
         self, state: Any, graph: Any, key: tuple[Any, ...], traced: bool, seconds: float = 0.0
     ) -> XlaOutcome | None:
         """A call of a ``jit_compile=True`` function that ran ``graph`` eagerly."""
-        memory = _memory_of(graph)
+        memory = _memory_of(self.memory, graph)
         keys = memory.keys
         if key in keys:
             memory.cached.append(seconds)
@@ -180,23 +180,23 @@ class XlaModel:
         return outcome
 
     # ------------------------------------------------------------------ nested calls
-    def site(self, outer_frame: Any, state: Any, graph: Any, leaves: Any) -> None:
+    def site(self, outer_frame: Frame | None, state: Any, graph: Any, leaves: Any) -> None:
         """An XLA function called while the graph of ``outer_frame`` is being built."""
-        if outer_frame is None or outer_frame[0].info.jit_compile:
+        if outer_frame is None or outer_frame.state.info.jit_compile:
             return  # not inside a watched function, or inlined into an outer XLA cluster
         self.pending.setdefault(id(outer_frame), []).append(Site(state, graph, leaves))
-        outer_frame[0].xla = True
+        outer_frame.state.xla = True
 
-    def propagate(self, outer_frame: Any, graph: Any) -> None:
+    def propagate(self, outer_frame: Frame | None, graph: Any) -> None:
         """A plain function whose graph holds XLA sites was called while another graph is built."""
         if outer_frame is None or graph is None or not graph.xla_sites:
             return
-        if outer_frame[0].info.jit_compile:
+        if outer_frame.state.info.jit_compile:
             return
         self.pending.setdefault(id(outer_frame), []).extend(graph.xla_sites)
-        outer_frame[0].xla = True
+        outer_frame.state.xla = True
 
-    def take(self, frame: Any) -> tuple[Site, ...] | None:
+    def take(self, frame: Frame) -> tuple[Site, ...] | None:
         sites = self.pending.pop(id(frame), None)
         return tuple(sites) if sites else None
 
@@ -218,7 +218,7 @@ class XlaModel:
             inner = site.graph
             if inner is None:
                 continue
-            keys = _memory_of(inner).keys
+            keys = _memory_of(self.memory, inner).keys
             name = site.state.info.qualname
             if site.dynamic:
                 full: tuple[Any, ...] = ("nested", device, id(graph), site.leaves)
@@ -259,26 +259,25 @@ class XlaMemory:
         self.watched = False  # a watch saw the graph made: every key of its watched calls is here
 
 
-# Keyed by the concrete function's name (``__inference_f_123``: unique in a process); plain data.
-MEMORY: dict[str, XlaMemory] = {}
 MAX_MEMORY = 5_000
 
 
-def _memory_of(graph: Any) -> XlaMemory:
-    """The graph's XLA memory, shared by its GraphState in every watch (hub install)."""
+def _memory_of(memory_map: dict[str, XlaMemory], graph: Any) -> XlaMemory:
+    """The graph's XLA memory, shared by its GraphState in every watch (hub install). The map
+    is keyed by the concrete function's name (``__inference_f_123``: unique in a process)."""
     memory: XlaMemory | None = graph.xla_keys
     if memory is not None:
         return memory
     cf = graph.cf_ref() if graph.cf_ref is not None else None
     name = str(getattr(cf, "name", "") or "") if cf is not None else ""
-    memory = MEMORY.get(name) if name else None
+    memory = memory_map.get(name) if name else None
     if memory is None:
         memory = XlaMemory()
         memory.watched = graph.in_watch
         if name:
-            if len(MEMORY) >= MAX_MEMORY:
-                del MEMORY[next(iter(MEMORY))]
-            MEMORY[name] = memory
+            if len(memory_map) >= MAX_MEMORY:
+                del memory_map[next(iter(memory_map))]
+            memory_map[name] = memory
     graph.xla_keys = memory
     return memory
 

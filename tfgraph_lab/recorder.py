@@ -19,11 +19,9 @@ from typing import Any
 from ._aggregate import aggregate, stale_capture_hints
 from ._calllog import CallRecord, FunctionState, LiveCounters, LogEntry, WatchLog
 from ._frames import tool_frames_hidden
-from ._history import HISTORY
 from ._hub import HUB as _HUB
 from ._hub import hooks_installed
 from ._tally import Tally
-from ._xla import MEMORY as XLA_MEMORY
 from ._xla_log import LOG as XLA_LOG
 from ._xla_log import LogWindow
 from .budget import TraceBudget
@@ -64,12 +62,7 @@ def reset_recording() -> None:
     """Forget what the recording keeps between watches: which code earlier function objects
     traced (``new-function-object``), the XLA cache keys seen, cell labels. The one reset of the
     recording state (tests, a lab starting afresh); only while no watch is active."""
-    with _HUB.lock:
-        if _HUB.watches:
-            raise RuntimeError("reset_recording() while a watch is active; call it between watches")
-        HISTORY.reset()
-        XLA_MEMORY.clear()
-        _HUB.labels.clear()
+    _HUB.reset()
 
 
 def is_patched() -> bool:

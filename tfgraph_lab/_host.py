@@ -1,0 +1,86 @@
+"""What the hooks and the XLA path see of the hub: a call's :class:`Frame` on its thread's
+stack, and :class:`Host`, the hub's methods they call.
+
+The hub (:mod:`tfgraph_lab._hub`) makes the hooks (:mod:`tfgraph_lab._hooks`) and the XLA path
+(:mod:`tfgraph_lab._xla`) and hands itself to them; they know it only as a :class:`Host`, so
+neither imports the hub (no import circle, not even for types). Plain Python: imports no
+TensorFlow, no IPython.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ._calllog import CallLog, CallRecord, FunctionState, GraphState, ThreadStack
+
+if TYPE_CHECKING:
+    from ._tf_adapter import TFHandles
+
+__all__ = ["NO_TRACES", "Frame", "Host", "XlaPath"]
+
+NO_TRACES: list[GraphState] = []  # shared and never appended to (see Hub.on_concrete_function)
+
+
+class Frame:
+    """One call in progress on its thread's stack, pushed by a hook.
+
+    ``state``: the function object called; ``via``: how (``"call"``,
+    ``"get_concrete_function"``); ``served``: ``id()`` of the concrete function that ran (set
+    by the ``_call_flat`` hook) or None; ``traces``: the graphs the call traced, the shared
+    :data:`NO_TRACES` until it traces. One is made per call on the hot path: slots, and an
+    ``__init__`` of four stores (``benchmarks/overhead.py`` measures it).
+    """
+
+    __slots__ = ("served", "state", "traces", "via")
+
+    def __init__(self, state: FunctionState, via: str) -> None:
+        self.state = state
+        self.via = via
+        self.served: int | None = None
+        self.traces: list[GraphState] = NO_TRACES
+
+
+class XlaPath(Protocol):
+    """The hub's XLA path (``_xla.XlaModel``), as the ``__call__`` hook calls it."""
+
+    def call(self, hub: Host, frame: Frame, seconds: float, fn: Any, args: Any, kwargs: Any) -> None: ...
+
+
+class Host(Protocol):
+    """The hub (``_hub.Hub``), as the hooks and the XLA path use it."""
+
+    @property
+    def calllog(self) -> CallLog: ...
+
+    @property
+    def tls(self) -> threading.local: ...
+
+    @property
+    def states(self) -> dict[int, FunctionState]: ...
+
+    @property
+    def handles(self) -> TFHandles | None: ...
+
+    @property
+    def xla(self) -> XlaPath: ...
+
+    def stack(self) -> ThreadStack: ...
+
+    def state_for(self, fn: Any) -> FunctionState: ...
+
+    def summarise_log(self) -> None: ...
+
+    def add_record(self, record: CallRecord) -> None: ...
+
+    def record_slow_call(
+        self,
+        frame: Frame,
+        seconds: float,
+        fn: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        exc: BaseException | None,
+        xla: Any = None,
+        graph: GraphState | None = None,
+    ) -> None: ...

@@ -208,7 +208,10 @@ def test_the_codes_that_are_not_retraces_are_spelled_once() -> None:
     """counts.NOT_RETRACES is the one list; a copy elsewhere drifts when a code is added."""
     import re
 
-    spelled = re.compile(r"""["']first-trace["'],\s*["']variable-creation["']""")
+    spelled = re.compile(
+        r"""["']first-trace["'],\s*["']variable-creation["']"""
+        r"|ReasonCode\.FIRST_TRACE,\s*ReasonCode\.VARIABLE_CREATION"
+    )
     copies = [
         str(p.relative_to(ROOT))
         for p in (ROOT / "tfgraph_lab").rglob("*.py")

@@ -22,6 +22,7 @@ from .datatypes import CallRun, Event, FunctionSummary, GraphSummary, Reason
 from .explain_xla import under_xla
 from .fixes import code_name
 from .suggest import suggest_fix
+from .vocab import Via
 from .whole_run import WholeRun
 
 __all__ = ["Aggregate", "aggregate", "stale_capture_hints"]
@@ -190,7 +191,7 @@ def aggregate(
                 _event(
                     n,
                     state,
-                    "call",
+                    Via.CALL,
                     seconds,
                     gi,
                     thread=stack.thread,
@@ -204,7 +205,7 @@ def aggregate(
         assert isinstance(entry, CallRecord)
         state = entry.state
         acc = acc_for(state)
-        is_call = entry.via == "call"
+        is_call = entry.via == Via.CALL
         new_graphs = [index_of(acc, g) for g in entry.traces]
         retraces = count_record(acc, entry)
         if entry.traces:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Union
 from .counts import Selection
 from .datatypes import Reason
 from .signatures import Signature
+from .vocab import Scope, Via
 
 if TYPE_CHECKING:
     from ._tf_adapter import FunctionInfo, TFHandles
@@ -124,7 +125,7 @@ class GraphState:
     )
 
     def __init__(
-        self, state: FunctionState, signature: Signature, via: str, scope: str, in_watch: bool
+        self, state: FunctionState, signature: Signature, via: Via, scope: Scope, in_watch: bool
     ) -> None:
         self.state = state
         self.signature = signature
@@ -150,7 +151,7 @@ class CallRecord:
     """A call (or a trace without a call) that needs more than the hot path's Hit."""
 
     state: FunctionState
-    via: str
+    via: Via
     seconds: float
     start: float = 0.0  # perf_counter when the call began (when the trace was made: no call)
     traces: list[GraphState] = field(default_factory=list)
@@ -349,7 +350,7 @@ class WatchLog:
         for entry in tail:
             if isinstance(entry, Hit):
                 out.append((entry.seconds, False))
-            elif isinstance(entry, CallRecord) and entry.via == "call":
+            elif isinstance(entry, CallRecord) and entry.via == Via.CALL:
                 out.append((entry.seconds, bool(entry.traces)))
         return out
 

@@ -22,6 +22,7 @@ from .datatypes import Reason
 from .explain import explain_trace, mark_wasted
 from .keras_fixes import keras_flag_reason, keras_reason
 from .signatures import Signature, parent_path
+from .vocab import ReasonCode
 
 __all__ = ["History", "explain_new_graph"]
 
@@ -94,7 +95,7 @@ def explain_new_graph(
     )
     history.last_graphs[code_key] = ([*other_objects, graph.signature])[-_KEPT_SIGNATURES:]
     graph.retrace = is_retrace([r.code for r in reasons])  # decided here, once (counts.py)
-    if any(r.code == "python-value-changed" for r in reasons):
+    if any(r.code == ReasonCode.PYTHON_VALUE_CHANGED for r in reasons):
         reasons = _mark_wasted(graph, earlier, reasons)
     flags = _python_flags(graph.signature)
     if flags and flags != state.info.python_flags:
@@ -108,7 +109,9 @@ def explain_new_graph(
         reasons = [keras_reason(r, state.info.role, generalised) for r in reasons]
     if state.info.framework and _KERAS_DIR in state.info.filename:
         owned = bool(state.info.owner)
-        reasons = [_keras_rebuilt(r, owned) if r.code == "new-function-object" else r for r in reasons]
+        reasons = [
+            _keras_rebuilt(r, owned) if r.code == ReasonCode.NEW_FUNCTION_OBJECT else r for r in reasons
+        ]
     return tuple(reasons)
 
 

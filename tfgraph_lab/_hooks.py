@@ -30,6 +30,7 @@ from ._host import NO_TRACES, Frame, Host
 from .datatypes import Reason
 from .failures import error_text
 from .signatures import Signature
+from .vocab import ReasonCode, Scope, Via
 
 __all__ = ["make_call_flat_hook", "make_call_hook", "make_count_only_hook", "make_gcf_hook"]
 
@@ -61,7 +62,7 @@ def make_call_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any
         state = states_get(id(fn))
         if state is None or state.ref() is not fn:
             state = hub.state_for(fn)
-        frame = new_frame(state, "call")
+        frame = new_frame(state, Via.CALL)
         stack.append(frame)
         t0 = perf()
         try:
@@ -121,21 +122,23 @@ def make_count_only_hook(hub: Host, original: Callable[..., Any]) -> Callable[..
             raise
         finally:
             seconds = _perf() - t0
-            record = CallRecord(state, "call", seconds, t0)
+            record = CallRecord(state, Via.CALL, seconds, t0)
             record.thread = hub.stack().thread
             if error is not None:
                 record.error = error_text(error)
             if before is not None:
                 added = max(0, fn.experimental_get_tracing_count() - before)
                 for _ in range(added):
-                    graph = GraphState(state, Signature((), "(unknown: count-only mode)"), "call", "", True)
+                    graph = GraphState(
+                        state, Signature((), "(unknown: count-only mode)"), Via.CALL, Scope.NONE, True
+                    )
                     graph.log_pos = hub.calllog.position()
                     state.graph_list.append(graph)
                     record.traces.append(graph)
                 if added:
                     record.reasons = (
                         Reason(
-                            "unexplained",
+                            ReasonCode.UNEXPLAINED,
                             message="count-only mode: this TensorFlow release is not fully "
                             "supported, so tfgraph_lab can count traces but not explain them",
                         ),
@@ -150,7 +153,7 @@ def make_count_only_hook(hub: Host, original: Callable[..., Any]) -> Callable[..
 def make_gcf_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any]:
     def _get_concrete_function_garbage_collected(fn: Any, *args: Any, **kwargs: Any) -> Any:
         stack = hub.stack()
-        frame = Frame(hub.state_for(fn), "get_concrete_function")
+        frame = Frame(hub.state_for(fn), Via.GET_CONCRETE_FUNCTION)
         stack.append(frame)
         t0 = _perf()
         try:

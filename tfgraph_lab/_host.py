@@ -13,6 +13,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._calllog import CallLog, CallRecord, FunctionState, GraphState, ThreadStack
+from .vocab import Via
 
 if TYPE_CHECKING:
     from ._tf_adapter import TFHandles
@@ -25,8 +26,8 @@ NO_TRACES: list[GraphState] = []  # shared and never appended to (see Hub.on_con
 class Frame:
     """One call in progress on its thread's stack, pushed by a hook.
 
-    ``state``: the function object called; ``via``: how (``"call"``,
-    ``"get_concrete_function"``); ``served``: ``id()`` of the concrete function that ran (set
+    ``state``: the function object called; ``via``: how (``Via.CALL``,
+    ``Via.GET_CONCRETE_FUNCTION``); ``served``: ``id()`` of the concrete function that ran (set
     by the ``_call_flat`` hook) or None; ``traces``: the graphs the call traced, the shared
     :data:`NO_TRACES` until it traces. One is made per call on the hot path: slots, and an
     ``__init__`` of four stores (``benchmarks/overhead.py`` measures it).
@@ -34,7 +35,7 @@ class Frame:
 
     __slots__ = ("served", "state", "traces", "via")
 
-    def __init__(self, state: FunctionState, via: str) -> None:
+    def __init__(self, state: FunctionState, via: Via) -> None:
         self.state = state
         self.via = via
         self.served: int | None = None

@@ -44,6 +44,7 @@ from ._tf_warnings import RetraceWarningHandler, handler_installed, install_hand
 from ._xla import XlaMemory, XlaModel, XlaOutcome
 from .datatypes import Reason
 from .failures import error_text, explain_failure
+from .vocab import Scope, Via
 
 __all__ = ["HUB", "Hub", "hooks_installed"]
 
@@ -65,8 +66,7 @@ def hooks_installed() -> bool:
 
 
 class Hub:
-    """The recording state: the patches and the shared log while at least one watch is
-    attached, and what outlives a watch (``history``, ``xla_memory``, ``labels``: :meth:`reset`)."""
+    """The recording state: the hooks and the shared log while watches attach; what outlives them."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -254,7 +254,7 @@ class Hub:
         if cache is not None:
             self.cache_owner[cache] = state
             for cf, scope in tfa.cached_functions(fn):
-                graph = GraphState(state, tfa.graph_signature(cf), "before", scope or "", False)
+                graph = GraphState(state, tfa.graph_signature(cf), Via.BEFORE, scope or Scope.NONE, False)
                 graph.scope_known = scope is not None
                 self._add_graph(state, graph, cf)
         self.pin_hit_graph(state)
@@ -301,7 +301,7 @@ class Hub:
         if state is None:
             with self.lock:
                 state = self._register_orphan(trace)
-        via = self.trace_origin(state, frame.via if frame is not None else "trace")
+        via = self.trace_origin(state, frame.via if frame is not None else Via.TRACE)
         graph = GraphState(state, tfa.graph_signature(cf, trace.context), via, trace.scope, True)
         state.traced = True
         if frame is not None:
@@ -322,12 +322,12 @@ class Hub:
             record.reasons = explain_new_graph(self.history, state, graph, None)
             self.add_record(record)
 
-    def trace_origin(self, state: FunctionState, frame_via: str) -> str:
+    def trace_origin(self, state: FunctionState, frame_via: Via) -> Via:
         """How a graph came about: a call, get_concrete_function, tf.data, a SavedModel save."""
-        if state.info.via_hint == "tf.data":
-            return "tf.data"
-        if frame_via != "call" and tfa.in_save_context():
-            return "saved_model"
+        if state.info.via_hint == Via.TF_DATA:
+            return Via.TF_DATA
+        if frame_via != Via.CALL and tfa.in_save_context():
+            return Via.SAVED_MODEL
         return frame_via
 
     def _register_orphan(self, trace: tfa.TraceInProgress) -> FunctionState:
@@ -367,7 +367,7 @@ class Hub:
             record.graph = state.graphs.get(served)
         elif graph is not None:
             record.graph = graph  # the one graph a hit can run (XLA path)
-        elif traces and exc is None and frame.via == "call":
+        elif traces and exc is None and frame.via == Via.CALL:
             record.graph = traces[-1]  # the call ran the graph it traced last
         if exc is not None:
             record.error = error_text(exc)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ._calllog import CallRecord, FunctionState, Hit, HitRun, LogEntry
 from .counts import CountRow, Selection, Totals, totals
 from .datatypes import Reason
+from .vocab import Via
 
 if TYPE_CHECKING:
     from ._tf_adapter import FunctionInfo
@@ -30,7 +31,7 @@ def count_hits(row: CountRow, calls: int, seconds: float) -> None:
 def count_record(row: CountRow, record: CallRecord) -> int:
     """A slow-path record's counts (the one rule for the report and the live counters);
     returns how many of its graphs are retraces (decided when they were recorded)."""
-    is_call = record.via == "call"
+    is_call = record.via == Via.CALL
     if is_call:
         row.calls += 1
         row.call_seconds += record.seconds

@@ -43,6 +43,7 @@ from .datatypes import Reason
 from .explain_xla import explain_compile, hidden_shape_reason, nested_compile_reason, taped_reason
 from .keras_fixes import keras_xla_reason
 from .signatures import ArgLeaf, format_shape
+from .vocab import Via
 
 __all__ = ["COMPILE_RATIO", "Site", "XlaMemory", "XlaModel", "XlaOutcome", "estimate_hidden", "judge_by_time"]
 
@@ -105,7 +106,7 @@ class XlaModel:
         if served is not None:
             graph = state.graphs.get(served)
         elif traces:
-            graph = traces[-1] if frame.via == "call" else None
+            graph = traces[-1] if frame.via == Via.CALL else None
         else:
             graph = state.hit_graph
         assert hub.handles is not None

@@ -1,10 +1,8 @@
 """Why one argument made a new graph: one builder per reason code, with its message and fix.
 
 :func:`tfgraph_lab.explain.explain_trace` decides which argument changed and how; the builders
-here say it — before and after, a one-line message, and a fix whose code a learner can paste
-(built from :mod:`tfgraph_lab.fixes` plans, so the text is the change a test applies). A new
-argument-level reason code gets its builder here. Pure: plain data in, :class:`Reason` out; no
-TensorFlow, no IPython.
+here say it — before/after, a one-line message, a fix a learner can paste (built from
+:mod:`tfgraph_lab.fixes` plans: the text is the change a test applies). Pure: no TF, no IPython.
 """
 
 from __future__ import annotations
@@ -26,6 +24,7 @@ from .fixes import (
     why_no_input_signature,
 )
 from .signatures import ArgLeaf, Signature, field_changes, parent_path, repr_fields, split_object_label
+from .vocab import ReasonCode
 
 __all__ = [
     "argument_added_or_removed",
@@ -55,7 +54,7 @@ def argument_added_or_removed(path: str, before: ArgLeaf | None, after: ArgLeaf 
     b = "absent" if before is None else before.describe()
     a = "absent" if after is None else after.describe()
     return Reason(
-        "structure-changed",
+        ReasonCode.STRUCTURE_CHANGED,
         path,
         b,
         a,
@@ -91,7 +90,7 @@ def structure_changed(
         plans = (plan,)
         fix = f"pass one tensor instead of a Python list of varying length: {plan.text(name)}"
     return Reason(
-        "structure-changed",
+        ReasonCode.STRUCTURE_CHANGED,
         path,
         prev.describe(),
         leaf.describe(),
@@ -133,7 +132,7 @@ def type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Sign
     else:
         fix = f"pass `{path}` as the same kind of value on every call"
     return Reason(
-        "type-changed",
+        ReasonCode.TYPE_CHANGED,
         path,
         before,
         after,
@@ -194,7 +193,7 @@ def python_value_changed(
     else:
         fix = f"pass `{path}` as a tensor, or keep it fixed; every distinct Python value makes a new graph"
     return Reason(
-        "python-value-changed",
+        ReasonCode.PYTHON_VALUE_CHANGED,
         path,
         prev.value or "",
         leaf.value or "",
@@ -235,7 +234,7 @@ def tensor_changed(
 
     if len(prev.shape) != len(leaf.shape):
         return Reason(
-            "rank-changed",
+            ReasonCode.RANK_CHANGED,
             path,
             prev.shape_text,
             leaf.shape_text,
@@ -256,7 +255,7 @@ def tensor_changed(
         fix = f"use .batch(..., drop_remainder=True) (drops the last, smaller batch), or {cure}"
     else:
         fix = cure
-    return Reason("shape-changed", path, prev.shape_text, leaf.shape_text, message, fix, plans=plans)
+    return Reason(ReasonCode.SHAPE_CHANGED, path, prev.shape_text, leaf.shape_text, message, fix, plans=plans)
 
 
 def dtype_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str) -> Reason:
@@ -291,7 +290,7 @@ def dtype_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Sig
             plans = (cast_plan, declared)
             fix += f"; to make another dtype an error: {declared.text(name)}"
     return Reason(
-        "dtype-changed",
+        ReasonCode.DTYPE_CHANGED,
         path,
         prev.dtype or "",
         leaf.dtype or "",
@@ -314,7 +313,7 @@ def variable_changed(
     if plan is not None:
         fix += f"; for a shape that varies: {plan.text(name)}"
     return Reason(
-        "variable-changed",
+        ReasonCode.VARIABLE_CHANGED,
         path,
         prev.describe() + (f" ({prev.value})" if prev.value else ""),
         leaf.describe() + (f" ({leaf.value})" if leaf.value else ""),
@@ -329,7 +328,7 @@ def object_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
         return _value_object_changed(path, prev, leaf)
     gone = "the earlier object was garbage-collected; " if prev.value == "collected" else ""
     return Reason(
-        "object-changed",
+        ReasonCode.OBJECT_CHANGED,
         path,
         f"{prev.type_name} object {prev.value}",
         f"{leaf.type_name} object {leaf.value}",
@@ -357,7 +356,8 @@ def _value_object_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
         message = f"`{path}` is an equal {leaf.type_name}, but the object the graph was traced for was "
         message += f"garbage-collected ({keyed}, which matches only while that object is alive)"
         fix = "keep one object alive for every call (create it once, outside the loop)"
-        return Reason("object-changed", path, f"{old} #{old_label}", f"{new} #{new_label}", message, fix)
+        before, after = f"{old} #{old_label}", f"{new} #{new_label}"
+        return Reason(ReasonCode.OBJECT_CHANGED, path, before, after, message, fix)
     changes = field_changes(old, new)
     shown = "; ".join(f"{k}: {a} → {b}" for k, a, b in changes) or f"{old} → {new}"
     names = ", ".join(k for k, _, _ in changes) or "the field that changes"
@@ -371,7 +371,7 @@ def _value_object_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
     message += f"graph{alive}, and a changed value traces a new graph"
     fix = f"pass the changing field ({names}) as a tensor argument (e.g. tf.constant(...)) instead "
     return Reason(
-        "object-changed",
+        ReasonCode.OBJECT_CHANGED,
         path,
         old,
         new,
@@ -383,9 +383,9 @@ def _value_object_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
 def composite_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
     """A RaggedTensor, Dataset, Iterator… whose type spec differs."""
     if _dtypes_in(prev.value) != _dtypes_in(leaf.value):
-        code, fix = "dtype-changed", "keep its dtypes fixed (cast the values before calling)"
+        code, fix = ReasonCode.DTYPE_CHANGED, "keep its dtypes fixed (cast the values before calling)"
     else:
-        code, fix = "shape-changed", "keep its shapes fixed, or use reduce_retracing=True"
+        code, fix = ReasonCode.SHAPE_CHANGED, "keep its shapes fixed, or use reduce_retracing=True"
     return Reason(
         code,
         path,

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol
 
+from .vocab import ReasonCode
+
 __all__ = [
     "NOT_RETRACES",
     "CountRow",
@@ -39,7 +41,7 @@ __all__ = [
 ]
 
 # Reason codes of a trace that is not a retrace.
-NOT_RETRACES = ("first-trace", "variable-creation")
+NOT_RETRACES = (ReasonCode.FIRST_TRACE, ReasonCode.VARIABLE_CREATION)
 
 
 def is_retrace(codes: Sequence[str]) -> bool:

@@ -1,10 +1,9 @@
 """The report's plain data: reasons with their fix plans, graphs, events, runs, function summaries.
 
 Each type that appears in the JSON (version 1) has ``to_dict`` and, next to it, ``from_dict``.
-
-Everything here is a frozen dataclass of strings, numbers and tuples. Nothing in this module
-imports TensorFlow, IPython or ipywidgets, and nothing here may hold a reference to a user
-argument or to a TensorFlow object: the recorder renders those to text before they arrive.
+Everything here is a frozen dataclass of strings (``vocab`` members are strings), numbers and
+tuples. No TensorFlow, IPython or ipywidgets, and no reference to a user argument or to a
+TensorFlow object: the recorder renders those to text before they arrive.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .counts import is_retrace, mean_cached_seconds
+from .vocab import Scope, Via
 
 __all__ = [
     "CallRun",
@@ -130,8 +130,8 @@ class GraphSummary:
     signature: str
     hits: int
     traced_in_watch: bool = True
-    via: str = "call"
-    scope: str = ""
+    via: str = Via.CALL
+    scope: str = Scope.NONE
     generalised: bool = False
 
     def to_dict(self) -> dict[str, object]:

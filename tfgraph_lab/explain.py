@@ -25,6 +25,7 @@ from .counts import NOT_RETRACES
 from .datatypes import FixPlan, Reason
 from .fixes import code_name, input_signature_plan
 from .signatures import ArgLeaf, Signature, is_under, parent_path, stable_text
+from .vocab import ReasonCode, Scope
 
 __all__ = [
     "CODES",
@@ -33,22 +34,7 @@ __all__ = [
     "mark_wasted",
 ]
 
-CODES = (
-    "first-trace",
-    "new-function-object",
-    "variable-creation",
-    "python-value-changed",
-    "type-changed",
-    "dtype-changed",
-    "shape-changed",
-    "rank-changed",
-    "structure-changed",
-    "object-changed",
-    "variable-changed",
-    "context-changed",
-    "saved-signature-mismatch",
-    "unexplained",
-)
+CODES = tuple(ReasonCode)  # in the order of docs/ARCHITECTURE.md's table
 
 # Codes of traces that are not retraces (every function object traces once, and a first call
 # that creates variables traces a second time): defined with the other counts, in counts.py.
@@ -60,7 +46,7 @@ def explain_trace(
     *,
     call: Signature | None = None,
     cached_scopes: Sequence[str] = (),
-    scope: str = "",
+    scope: str = Scope.NONE,
     other_objects: Sequence[Signature] = (),
     reduce_retracing: bool = False,
     qualname: str = "",
@@ -106,7 +92,7 @@ def _explain(
         if kind == "method" and other_objects:
             return [
                 Reason(
-                    "first-trace",
+                    ReasonCode.FIRST_TRACE,
                     message=f"first call on a new instance: {qualname} gets one tf.function "
                     "(and one graph cache) per instance, so each instance traces once — expected",
                     fix="nothing to fix per instance; if instances are created in a loop, reuse one",
@@ -124,16 +110,16 @@ def _explain(
         around = _around(qualname)
         if around is not None:
             what = around
-        return [Reason("first-trace", message=f"{what}: traced a graph for {new.text or '()'}")]
-    scopes = list(cached_scopes) or [""] * len(cached)
+        return [Reason(ReasonCode.FIRST_TRACE, message=f"{what}: traced a graph for {new.text or '()'}")]
+    scopes = list(cached_scopes) or [Scope.NONE] * len(cached)
     same_scope = [s for s, sc in zip(cached, scopes) if sc == scope]
-    if scope == "" and not same_scope and any(sc == "variable-creation" for sc in scopes):
+    if scope == Scope.NONE and not same_scope and any(sc == Scope.VARIABLE_CREATION for sc in scopes):
         # TF traces a stateful function's first call twice: once allowing variable creation,
         # then (because variables were created) once more without (polymorphic_function.py,
         # Function._call, TF 2.15-2.21).
         return [
             Reason(
-                "variable-creation",
+                ReasonCode.VARIABLE_CREATION,
                 message="the first call created tf.Variables, so TensorFlow traced it a second "
                 "time with variable creation disabled; this happens once per function object",
                 fix="nothing to fix: it is a one-off. To avoid it, create the variables in "
@@ -154,7 +140,7 @@ def _explain(
         return [_context_changed(best_against, new)]
     if reduce_retracing and call is not None and call.leaves != new.leaves:
         best = [_generalised(r, call, new, list(cached) + [new], name) for r in best]
-    if {"variable-creation", ""} <= {*scopes, scope}:
+    if {Scope.VARIABLE_CREATION, Scope.NONE} <= {*scopes, scope}:
         # both scopes hold graphs: the first call created variables and traced twice
         best = [_with_one_off(r) for r in best]
     return best
@@ -170,7 +156,7 @@ def _with_one_off(reason: Reason) -> Reason:
 
 
 def _rank(reasons: list[Reason]) -> tuple[int, int]:
-    structural = sum(r.code in ("structure-changed", "type-changed") for r in reasons)
+    structural = sum(r.code in (ReasonCode.STRUCTURE_CHANGED, ReasonCode.TYPE_CHANGED) for r in reasons)
     return (structural, len(reasons))
 
 
@@ -223,7 +209,7 @@ def _new_function_object(qualname: str, previous: int) -> Reason:
         promise="one trace per distinct argument signature, instead of one per object",
     )
     return Reason(
-        "new-function-object",
+        ReasonCode.NEW_FUNCTION_OBJECT,
         argument="",
         before=f"{previous} earlier tf.function object(s)",
         after="a new tf.function object",
@@ -240,7 +226,7 @@ def _cell_rerun(qualname: str) -> Reason:
     cache (TF 2.21 keys the cache on the object). Expected, once per re-run; nothing to hoist."""
     name = qualname or "this function"
     return Reason(
-        "new-function-object",
+        ReasonCode.NEW_FUNCTION_OBJECT,
         argument="",
         before="the tf.function the cell made when it ran before",
         after="a new tf.function object",
@@ -257,7 +243,7 @@ def _context_changed(before: Signature, after: Signature) -> Reason:
     else:
         detail = "the arguments match a cached graph but the calling context differs"
     return Reason(
-        "context-changed",
+        ReasonCode.CONTEXT_CHANGED,
         argument="",
         before=before.context,
         after=after.context,
@@ -271,7 +257,7 @@ def _context_changed(before: Signature, after: Signature) -> Reason:
 def _generalised(
     reason: Reason, call: Signature, new: Signature, history: Sequence[Signature], name: str
 ) -> Reason:
-    if reason.code not in ("shape-changed", "rank-changed"):
+    if reason.code not in (ReasonCode.SHAPE_CHANGED, ReasonCode.RANK_CHANGED):
         return reason
     graph_leaf = new.by_path().get(reason.argument)
     if graph_leaf is None:
@@ -309,7 +295,11 @@ def _diff(before: Signature, after: Signature, history: Sequence[Signature], nam
         reason = _compare(path, prev, leaf, history, name)
         if reason is not None:
             reasons.append(reason)
-            if reason.code in ("structure-changed", "type-changed", "object-changed"):
+            if reason.code in (
+                ReasonCode.STRUCTURE_CHANGED,
+                ReasonCode.TYPE_CHANGED,
+                ReasonCode.OBJECT_CHANGED,
+            ):
                 broken.append(path)
     for path, prev in old.items():
         if path not in new and parent_path(path) is None:
@@ -351,7 +341,7 @@ def mark_wasted(reasons: Sequence[Reason], graph_index: int) -> list[Reason]:
     """Say that a python-value retrace built a graph identical to a cached one but for constants."""
     out = []
     for r in reasons:
-        if r.code == "python-value-changed":
+        if r.code == ReasonCode.PYTHON_VALUE_CHANGED:
             r = replace(
                 r,
                 message=r.message + f" — a wasted retrace: the new graph is the same as graph "

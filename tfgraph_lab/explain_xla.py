@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from .datatypes import Reason
 from .signatures import ArgLeaf, format_shape
+from .vocab import ReasonCode, XlaCode
 
 __all__ = [
     "XLA_CODES",
@@ -29,16 +30,7 @@ __all__ = [
     "xla_caveated",
 ]
 
-XLA_CODES = (
-    "first-compile",  # the first XLA compilation of a graph (a new graph always compiles)
-    "shape-changed",  # same graph, a tensor has a concrete shape XLA has not compiled for
-    "rank-changed",  # same graph, a tensor has another number of dimensions
-    "device-changed",  # same graph and shapes, another device: XLA's cache is per device
-    "hidden-shape",  # a nested XLA call whose input sizes only the running graph knows
-    "gradient-tape",  # called under a GradientTape: a forward twin and a backward compile too
-    "constant-value",  # same graph and shapes compiled again: a value XLA needs as a constant
-    "per-device",  # one compilation per device (a distribution strategy's replicas)
-)
+XLA_CODES = tuple(XlaCode)  # in the order of docs/ARCHITECTURE.md's list
 
 XLA_FIX = (
     "pad or bucket the varying dimension to a few sizes (pad each batch to full size, mask the "
@@ -62,7 +54,7 @@ def explain_compile(
         what = "this new graph" if traced else "this graph"
         return [
             Reason(
-                "first-compile",
+                XlaCode.FIRST_COMPILE,
                 message=f"XLA compiled {what} for the concrete shapes {shapes}; every new "
                 "concrete shape compiles again",
             )
@@ -76,7 +68,7 @@ def explain_compile(
         ranked = prev.shape is not None and leaf.shape is not None and len(prev.shape) != len(leaf.shape)
         reasons.append(
             Reason(
-                "rank-changed" if ranked else "shape-changed",
+                XlaCode.RANK_CHANGED if ranked else XlaCode.SHAPE_CHANGED,
                 argument=leaf.path,
                 before=format_shape(prev.shape),
                 after=format_shape(leaf.shape),
@@ -88,7 +80,7 @@ def explain_compile(
     if not reasons and device != before_device:
         reasons.append(
             Reason(
-                "device-changed",
+                XlaCode.DEVICE_CHANGED,
                 before=before_device,
                 after=device,
                 message="same graph and shapes on another device: XLA keeps one cache per device",
@@ -98,7 +90,7 @@ def explain_compile(
     if not reasons:
         reasons.append(
             Reason(
-                "shape-changed",
+                XlaCode.SHAPE_CHANGED,
                 message="same graph, a combination of concrete shapes XLA had not compiled for; " + _NONE_DIM,
                 fix=XLA_FIX,
             )
@@ -109,7 +101,7 @@ def explain_compile(
 def nested_compile_reason(inner: str, shapes: str) -> Reason:
     """An XLA function called inside a plain graph compiles when that graph first runs."""
     return Reason(
-        "first-compile",
+        XlaCode.FIRST_COMPILE,
         argument=inner,
         after=shapes,
         message=f"XLA compiled {inner} (called inside this graph, jit_compile=True) for {shapes}",
@@ -125,7 +117,7 @@ def hidden_shape_reason(inner: str, shapes: str, estimated: bool) -> Reason:
         else "its first run compiles"
     )
     return Reason(
-        "hidden-shape",
+        XlaCode.HIDDEN_SHAPE,
         argument=inner,
         after=shapes,
         message=f"XLA compiled {inner} (jit_compile=True, called inside this graph with shapes "
@@ -139,7 +131,7 @@ def taped_reason() -> Reason:
     """Under a recording GradientTape, TF runs a forward twin of the graph and differentiates
     it with a backward function: XLA compiles both, per shape (TF 2.21 compile log)."""
     return Reason(
-        "gradient-tape",
+        XlaCode.GRADIENT_TAPE,
         message="called under a GradientTape: XLA compiles a forward twin of this graph and, "
         "for tape.gradient, its backward function (2 compilations per new shape)",
         fix="compute the gradient inside the jit_compile=True function (one compilation)",
@@ -159,7 +151,7 @@ def constant_value_reason(name: str) -> Reason:
     """XLA compiled a graph again for shapes it had compiled: an argument's value is a
     compile-time constant (TF 2.21: ``x[:k]`` with ``k`` a tensor argument compiles per value)."""
     return Reason(
-        "constant-value",
+        XlaCode.CONSTANT_VALUE,
         argument=name,
         message=f"XLA compiled {name} again for tensor shapes it had compiled already: an "
         "argument's value sets a shape here (a slice size, a tf.range limit, a reshape), and "
@@ -171,7 +163,7 @@ def constant_value_reason(name: str) -> Reason:
 def per_device_reason(name: str, copies: int) -> Reason:
     """One call compiled several copies of one function: a strategy's replicas, one per device."""
     return Reason(
-        "per-device",
+        XlaCode.PER_DEVICE,
         argument=name,
         after=str(copies),
         message=f"XLA compiled {name} {copies}× in this call, once per device: under a "
@@ -185,7 +177,7 @@ def per_device_reason(name: str, copies: int) -> Reason:
 def logged_nested_reason(name: str) -> Reason:
     """An XLA function called inside this graph compiled when the graph ran (TF's log)."""
     return Reason(
-        "hidden-shape",
+        XlaCode.HIDDEN_SHAPE,
         argument=name,
         message=f"XLA compiled {name} (jit_compile=True, called inside this graph) when the graph "
         "ran: it compiles once per concrete size the running graph feeds it, even when the outer "
@@ -199,8 +191,8 @@ def logged_nested_reason(name: str) -> Reason:
 # passed as a tensor: 1 trace, 3 compiles for k = 1, 2, 3 (also nested in a plain tf.function);
 # x * k: 1 trace, 1 compile; input_signature [None] for sizes 4, 3, 2: 1 trace, 3 compiles.
 XLA_CAVEAT_LEAD = "under XLA ("
-_VALUE_CODES = ("python-value-changed", "type-changed")
-_SHAPE_CODES = ("shape-changed", "rank-changed", "structure-changed")
+_VALUE_CODES = (ReasonCode.PYTHON_VALUE_CHANGED, ReasonCode.TYPE_CHANGED)
+_SHAPE_CODES = (ReasonCode.SHAPE_CHANGED, ReasonCode.RANK_CHANGED, ReasonCode.STRUCTURE_CHANGED)
 
 
 def under_xla(reason: Reason, nested: bool) -> Reason:
@@ -209,7 +201,11 @@ def under_xla(reason: Reason, nested: bool) -> Reason:
     and a graph that takes any size still compiles once per concrete shape. ``nested``: the XLA
     function is one this function calls, not the function itself."""
     where = "in the jit_compile=True function it calls" if nested else "jit_compile=True"
-    if reason.code in _VALUE_CODES and reason.argument and (reason.plans or reason.code != "type-changed"):
+    if (
+        reason.code in _VALUE_CODES
+        and reason.argument
+        and (reason.plans or reason.code != ReasonCode.TYPE_CHANGED)
+    ):
         caveat = (
             f"{XLA_CAVEAT_LEAD}{where}) a tensor `{reason.argument}` stops the retraces, not the "
             "compilations, where its value sets a shape or a compile-time constant (a slice size, "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .datatypes import Reason
 from .signatures import stable_text
+from .vocab import ReasonCode
 
 __all__ = [
     "SAVED_SIGNATURE",
@@ -26,7 +27,7 @@ VARIABLE_PER_TRACE = "variable-per-trace"
 WRONG_INPUTS = "wrong-inputs"
 
 #: A function restored from a SavedModel called with arguments none of its saved graphs takes.
-SAVED_SIGNATURE = "saved-signature-mismatch"
+SAVED_SIGNATURE = ReasonCode.SAVED_SIGNATURE_MISMATCH
 
 _BINDING = "Binding inputs to tf.function failed"
 # TF 2.15-2.21's first line; its last ("Keyword arguments: {}") says nothing
@@ -80,7 +81,7 @@ def explain_failure(error: str, qualname: str = "") -> list[Reason]:
     if failure_kind(error) == VARIABLE_PER_TRACE:
         return [
             Reason(
-                "variable-creation",
+                ReasonCode.VARIABLE_CREATION,
                 message=f"{name} {_EVERY_TRACE}; TensorFlow allows variables only on the first "
                 "call, so the second trace failed",
                 fix="create the variable once, outside the function — in __init__ of a tf.Module "
@@ -106,4 +107,4 @@ def explain_failure(error: str, qualname: str = "") -> list[Reason]:
 
 def creates_variable_per_trace(reason: Reason) -> bool:
     """True for the reason :func:`explain_failure` gives a Variable created at every trace."""
-    return reason.code == "variable-creation" and _EVERY_TRACE in reason.message
+    return reason.code == ReasonCode.VARIABLE_CREATION and _EVERY_TRACE in reason.message

@@ -19,6 +19,7 @@ from .datatypes import FixPlan, FunctionSummary
 from .explain import NOT_RETRACES
 from .fixes import code_name
 from .render.xla import xla_kind
+from .vocab import ReasonCode, Via
 
 if TYPE_CHECKING:
     from .report import TraceReport
@@ -94,7 +95,7 @@ def choose_fix(report: TraceReport, name: str | None = None) -> FixChoice | None
                 return FixChoice(f, same[0], first.code)
     if f.jit_compile and f.xla_compiles > max(f.traces, 1):
         return FixChoice(f, XLA_OFF, "xla-recompile")
-    return FixChoice(f, None, "unexplained", f.suggestion or "")
+    return FixChoice(f, None, ReasonCode.UNEXPLAINED, f.suggestion or "")
 
 
 def _kind(plan: FixPlan) -> tuple[str, tuple[tuple[str, str], ...], bool]:
@@ -120,13 +121,13 @@ class RunFigures:
         """The figures of the function at ``function``'s place (qualname and file) in ``report``."""
         key = (function.qualname, function.filename)
         matches = [f for f in report.functions if (f.qualname, f.filename) == key]
-        events = [e for e in report.events if (e.qualname, e.filename) == key and e.via == "call"]
+        events = [e for e in report.events if (e.qualname, e.filename) == key and e.via == Via.CALL]
         traced = [e for e in report.retrace_events if (e.qualname, e.filename) == key]
         retraces = len(traced)
         # A re-run's first object is "new" to the history (its code traced before): its first
         # trace is a first trace of this run, not a retrace.
         first = next((e for e in events if e.traced), None)
-        if first is not None and first.reasons and first.reasons[0].code == "new-function-object":
+        if first is not None and first.reasons and first.reasons[0].code == ReasonCode.NEW_FUNCTION_OBJECT:
             retraces -= 1
         return cls(
             traces=sum(f.traces for f in matches),

@@ -29,10 +29,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .datatypes import Reason
+from .vocab import ReasonCode, XlaCode
 
 __all__ = ["flag_suggestion", "keras_flag_reason", "keras_reason", "keras_suggestion", "keras_xla_reason"]
 
-_SHAPE = ("shape-changed", "rank-changed")
+_SHAPE = (ReasonCode.SHAPE_CHANGED, ReasonCode.RANK_CHANGED)
 _STEP = {"train": "train function", "test": "test function", "predict": "predict function"}
 _PAD_PREDICT = (
     "give predict batches of one size: pad x to a multiple of batch_size and drop the extra "
@@ -52,9 +53,9 @@ def keras_reason(reason: Reason, role: str, generalised: bool) -> Reason:
     ``generalised``: reduce_retracing relaxed this graph's shapes (later sizes reuse it).
     """
     code = reason.code
-    if code in ("first-trace", "new-function-object") or role not in _STEP:
+    if code in (ReasonCode.FIRST_TRACE, ReasonCode.NEW_FUNCTION_OBJECT) or role not in _STEP:
         return reason  # Keras's own new-function-object text comes from _history
-    if code == "variable-creation":
+    if code == ReasonCode.VARIABLE_CREATION:
         fix = (
             "nothing to fix: a one-off per model and compile() (Keras creates the optimizer's "
             "variables in the first train step); to avoid it, build them before fit: "
@@ -70,14 +71,14 @@ def keras_reason(reason: Reason, role: str, generalised: bool) -> Reason:
             if generalised
             else todo
         )
-    elif code == "structure-changed" and role == "predict":
+    elif code == ReasonCode.STRUCTURE_CHANGED and role == "predict":
         fix = (
             "pad x to a multiple of batch_size × steps_per_execution and drop the extra rows, or "
             "predict with a model compiled with steps_per_execution=1; with steps_per_execution=N "
             "Keras's predict passes N batches per call and fewer for the last group: another "
             "structure, another graph"
         )
-    elif code == "dtype-changed":
+    elif code == ReasonCode.DTYPE_CHANGED:
         fix = 'give every call data of one dtype (e.g. x.astype("float32") before fit/predict)'
     else:
         fix = (
@@ -93,7 +94,7 @@ def keras_xla_reason(reason: Reason) -> Reason:
     with TF's compile log (``TF_CPP_VMODULE=device_compiler=2``): predict on lengths 10, 37 and
     64 compiles its XLA step 3×, padded to multiples of 32 once, with ``jit_compile=False``
     never."""
-    if reason.code not in ("shape-changed", "rank-changed", "hidden-shape"):
+    if reason.code not in (XlaCode.SHAPE_CHANGED, XlaCode.RANK_CHANGED, XlaCode.HIDDEN_SHAPE):
         return reason
     return replace(
         reason,
@@ -111,13 +112,13 @@ def keras_suggestion(role: str, reasons: Sequence[Reason], generalised: bool) ->
     if not codes:
         return None
     code = max(dict.fromkeys(codes), key=codes.count)
-    if code == "new-function-object":
+    if code == ReasonCode.NEW_FUNCTION_OBJECT:
         return (
             'model.compile("adam", "mse")  # once per model: each compile() drops its functions\n'
             "model.optimizer.learning_rate.assign(1e-4)  # to change the learning rate later"
         )
-    if role == "predict" and (code in _SHAPE or code == "structure-changed"):
-        group = "batch_size * steps_per_execution" if code == "structure-changed" else "batch_size"
+    if role == "predict" and (code in _SHAPE or code == ReasonCode.STRUCTURE_CHANGED):
+        group = "batch_size * steps_per_execution" if code == ReasonCode.STRUCTURE_CHANGED else "batch_size"
         lines = (
             ["# nothing to do: reduce_retracing made one graph for every batch size"] if generalised else []
         )
@@ -143,7 +144,7 @@ def keras_suggestion(role: str, reasons: Sequence[Reason], generalised: bool) ->
                 "ds = ds.batch(batch_size)  # without drop_remainder=True",
             ]
         )
-    if code == "dtype-changed":
+    if code == ReasonCode.DTYPE_CHANGED:
         return 'x = x.astype("float32")  # one dtype for every call'
     return None
 
@@ -159,7 +160,7 @@ def keras_flag_reason(reason: Reason, flags: Sequence[str], name: str) -> Reason
     """``reason`` for a function whose Python bool ``flags`` reach Keras 3 layers: no fix may
     make them tensors (``tf.constant(training)``, an input_signature's ``tf.TensorSpec([],
     tf.bool)``: measured, Keras 3.15 raises in Dropout.call and BatchNormalization.call)."""
-    if reason.code == "python-value-changed" and reason.argument in flags:
+    if reason.code == ReasonCode.PYTHON_VALUE_CHANGED and reason.argument in flags:
         flag = reason.argument
         return replace(
             reason,

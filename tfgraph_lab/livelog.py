@@ -37,6 +37,7 @@ from .explain import NOT_RETRACES
 from .fix_text import clip, short_fix
 from .fixes import code_name
 from .render.format import fmt_seconds, short_path
+from .vocab import Via
 
 if TYPE_CHECKING:
     from ._calllog import CallRecord
@@ -73,7 +74,7 @@ def format_retrace(
     said = "; ".join(f"{code} {', '.join(t for t in texts if t)}".rstrip() for code, texts in changes.items())
     name = qualname if len(qualname) <= 32 else "…" + qualname[-31:]  # its end tells it apart
     parts = [f"tf.function {name} retraced ({clip(said, 60) or 'unexplained'})"]
-    if via != "call":
+    if via != Via.CALL:
         parts.append(f"via {via}")
     if caller:
         parts.append(f"at {short_path(caller, labels)}")

@@ -17,6 +17,7 @@ from .failures import creates_variable_per_trace
 from .fixes import code_name, input_signature_plan, reduce_retracing_helps, reduce_retracing_plan
 from .keras_fixes import flag_suggestion, keras_suggestion
 from .signatures import Signature
+from .vocab import ReasonCode
 from .whole_run import PER_DEVICE_PROMISE
 
 __all__ = ["signature_from_history", "suggest_fix"]
@@ -91,11 +92,11 @@ def _suggest_for(
 ) -> str | None:
     name = summary.qualname
     short = code_name(name)
-    if code == "python-value-changed" and python_flags:
+    if code == ReasonCode.PYTHON_VALUE_CHANGED and python_flags:
         flagged = {r.argument for r in reasons if r.code == code}
         if flagged <= set(python_flags):
             return flag_suggestion(python_flags, short)
-    if code in ("shape-changed", "rank-changed"):
+    if code in (ReasonCode.SHAPE_CHANGED, ReasonCode.RANK_CHANGED):
         # an input_signature would make a Keras-bound Python flag a tensor
         plan = None if python_flags else input_signature_plan(history)
         if plan is None and reduce_retracing_helps(history):
@@ -106,7 +107,7 @@ def _suggest_for(
             return f"# call {short} with tensors of one shape (these calls differ in more than shapes)"
         promise = plan.promise
         xla = summary.jit_compile or xla_caveated(reasons)  # it, or a function it calls
-        per_device = any(r.code == "context-changed" and "device /" in r.after for r in reasons)
+        per_device = any(r.code == ReasonCode.CONTEXT_CHANGED and "device /" in r.after for r in reasons)
         if per_device:
             promise = PER_DEVICE_PROMISE + (PER_DEVICE_XLA if summary.jit_compile else "")
         lines = [f"@tf.function({plan.decorator})", f"def {short}(...): ...  # {promise}"]
@@ -115,35 +116,35 @@ def _suggest_for(
         if xla and not (per_device and summary.jit_compile):
             lines.append(XLA_SHAPE_NOTE)
         return "\n".join(lines)
-    if code in ("dtype-changed", "type-changed", "structure-changed"):
+    if code in (ReasonCode.DTYPE_CHANGED, ReasonCode.TYPE_CHANGED, ReasonCode.STRUCTURE_CHANGED):
         latest = _latest_plan(reasons, code)
         if latest is not None:
             return _plan_lines(latest, short)
-    if code == "python-value-changed":
+    if code == ReasonCode.PYTHON_VALUE_CHANGED:
         rewrites = [p.call for r in reasons if r.code == code for p in r.plans[:1]]
         merged = tuple(dict.fromkeys(pair for call in rewrites for pair in call))
         if merged:
             passes = ", ".join(f"{a}={e}" for a, e in merged)
             text = f"{short}(..., {passes})  # tensors: a new value no longer makes a new graph"
             return text + (XLA_VALUE_NOTE if summary.jit_compile or xla_caveated(reasons) else "")
-    if code == "new-function-object":
+    if code == ReasonCode.NEW_FUNCTION_OBJECT:
         if not any(r.plans for r in reasons if r.code == code):
             return None  # a re-run definition cell: expected, nothing to change
         return (
             f"{short}_fn = tf.function({short})  # once, outside the loop or cell\nfor ...: {short}_fn(...)"
         )
-    if code == "object-changed":
+    if code == ReasonCode.OBJECT_CHANGED:
         args = _arguments(reasons, code)
         return (
             f"# pass tensors instead of new Python objects for {', '.join(args)}, "
             f"or make {short} a method of the object"
         )
-    if code == "structure-changed":
+    if code == ReasonCode.STRUCTURE_CHANGED:
         return f"# call {short} with the same arguments, containers of one length and keys, every time"
-    if code == "type-changed":
+    if code == ReasonCode.TYPE_CHANGED:
         args = _arguments(reasons, code)
         return f"# pass {', '.join(args)} as the same kind (always a tensor) on every call"
-    if code == "variable-changed":
+    if code == ReasonCode.VARIABLE_CHANGED:
         return f"# create {short}'s variables once, with fixed shapes and dtypes"
     return None
 

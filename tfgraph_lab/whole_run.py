@@ -34,6 +34,7 @@ from .fixes import (
     stacked_history,
 )
 from .signatures import ArgLeaf, Signature, parent_path
+from .vocab import ReasonCode
 
 __all__ = ["ONE_OFF", "PER_DEVICE_PROMISE", "WholeRun", "promise_text"]
 
@@ -106,7 +107,7 @@ class WholeRun:
             new = new or old
             fix = fix.replace(old.text(self.name), new.text(self.name))
             plans.append(new)
-        target = self.target(reason.argument) if reason.code == "type-changed" else None
+        target = self.target(reason.argument) if reason.code == ReasonCode.TYPE_CHANGED else None
         if target is not None:  # type_changed names the dtype: "always a float32 tensor"
             fix = _retarget(fix, target)
         return replace(reason, fix=fix, plans=tuple(plans))

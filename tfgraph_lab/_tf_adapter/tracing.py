@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from .._pycode import PACKAGE_DIR, is_framework_file
 from ..signatures import Signature
+from ..vocab import Scope
 from .trace_types import signature_of
 
 __all__ = [
@@ -43,7 +44,7 @@ class TraceInProgress(NamedTuple):
 
     options: Any  # TF's TracingOptions (for describe_function when no watched call made it)
     cache_id: int  # id() of the FunctionCache the new graph goes into
-    scope: str  # VARIABLE_CREATION or ""
+    scope: Scope
     context: str  # the calling context TF keys its cache on (describe_context)
 
 
@@ -104,15 +105,15 @@ def graph_signature(cf: Any, context: str = "") -> Signature:
     return signature_of(cf.function_type, context)
 
 
-VARIABLE_CREATION = "variable-creation"
+VARIABLE_CREATION = Scope.VARIABLE_CREATION
 
 
-def scope_name(scope_type: Any) -> str:
-    """``"variable-creation"`` for ``ScopeType.VARIABLE_CREATION``, else ``""``."""
-    return VARIABLE_CREATION if str(scope_type).endswith(".VARIABLE_CREATION") else ""
+def scope_name(scope_type: Any) -> Scope:
+    """``Scope.VARIABLE_CREATION`` for ``ScopeType.VARIABLE_CREATION``, else ``Scope.NONE``."""
+    return VARIABLE_CREATION if str(scope_type).endswith(".VARIABLE_CREATION") else Scope.NONE
 
 
-def cached_functions(fn: Any) -> list[tuple[Any, str | None]]:
+def cached_functions(fn: Any) -> list[tuple[Any, Scope | None]]:
     """The concrete functions in a tf.function's cache, each with the scope it was traced in
     (``None`` where this TensorFlow does not say)."""
     cache = getattr(fn, "_function_cache", None)
@@ -121,7 +122,7 @@ def cached_functions(fn: Any) -> list[tuple[Any, str | None]]:
     primary = getattr(cache, "_primary", None)
     try:
         if isinstance(primary, dict):
-            out: list[tuple[Any, str | None]] = []
+            out: list[tuple[Any, Scope | None]] = []
             for key, cf in list(primary.items()):
                 scope_type = getattr(key[0], "scope_type", None) if isinstance(key, tuple) else None
                 out.append((cf, None if scope_type is None else scope_name(scope_type)))

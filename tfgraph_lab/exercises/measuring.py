@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..vocab import ReasonCode
+
 __all__ = ["FunctionUse", "Measurement", "measure"]
 
 
@@ -88,9 +90,9 @@ def _uses(report: Any) -> tuple[FunctionUse, ...]:
             if ev.qualname != fn.qualname or ev.filename != fn.filename or not ev.traced:
                 continue
             for r in ev.reasons:
-                if r.code == "variable-creation":
+                if r.code == ReasonCode.VARIABLE_CREATION:
                     continue
-                if r.code in ("first-trace", "new-function-object"):
+                if r.code in (ReasonCode.FIRST_TRACE, ReasonCode.NEW_FUNCTION_OBJECT):
                     objects += 1
                     if objects == 1:
                         continue

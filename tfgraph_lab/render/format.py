@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from ..vocab import Via
+
 if TYPE_CHECKING:
     from ..datatypes import Event
 
@@ -81,7 +83,7 @@ def call_label(event: Event) -> str:
     """``call #2``: the call's number among its function's calls (a report saved before they
     were numbered per function says ``call #5 of the watch``); a trace made without a call
     names how (``get_concrete_function``)."""
-    if event.via != "call":
+    if event.via != Via.CALL:
         return event.via
     if event.call_number is not None:
         return f"call #{event.call_number}"

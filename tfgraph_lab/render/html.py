@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..datatypes import Event, FunctionSummary, GraphSummary
 from ..fixes import code_name
+from ..vocab import ReasonCode, Via
 from .blocks import stat_html, stats_html
 from .chart import chart_html
 from .compare import report_verdict
@@ -173,7 +174,7 @@ def _cache_table(graphs: list[tuple[int, GraphSummary]]) -> str:
         f"<tr><td class='tfgl-num'>#{i}</td><td><code>{escape(g.signature or '()')}</code></td>"
         f"<td class='tfgl-num'>{g.hits:,}</td><td class='tfgl-muted'>"
         f"{'' if g.traced_in_watch else 'traced before the watch'}"
-        f"{escape(' via ' + g.via) if g.via not in ('call', 'before') else ''}"
+        f"{escape(' via ' + g.via) if g.via not in (Via.CALL, Via.BEFORE) else ''}"
         f"{' generalised by reduce_retracing' if g.generalised else ''}</td></tr>"
         for i, g in graphs
     )
@@ -203,7 +204,7 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
                 f"</summary>{_cache_table(folded)}</details>"
             )
     out.append(xla_html(fn, events))
-    shown = [e for e in events if any(r.code != "first-trace" for r in e.reasons) or e.failed_trace]
+    shown = [e for e in events if any(r.code != ReasonCode.FIRST_TRACE for r in e.reasons) or e.failed_trace]
     said: set[tuple[str, str]] = set()
     for e in shown[:MAX_RETRACES_SHOWN]:
         out.append(_event_html(e, fn, said, report.labels))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..datatypes import Event, FunctionSummary, GraphSummary
 from ..fixes import code_name
+from ..vocab import ReasonCode, Via
 from .compare import report_verdict
 from .format import call_label, fmt_seconds, place, plural, runs_on, short_path, visible
 from .reasons import reason_lines
@@ -174,7 +175,7 @@ def _render_text(report: TraceReport) -> str:
             shown_graphs, folded = graphs_shown(report, fn)
             for i, g in shown_graphs:
                 note = "" if g.traced_in_watch else "  (traced before the watch)"
-                if g.via not in ("call", "before"):
+                if g.via not in (Via.CALL, Via.BEFORE):
                     note += f"  (via {g.via})"
                 if g.generalised:
                     note += "  (generalised by reduce_retracing)"
@@ -183,7 +184,7 @@ def _render_text(report: TraceReport) -> str:
                 lines.append(f"    … {folded_text(report, len(folded))} (--all lists them)")
         traced = by_fn.get((fn.qualname, fn.filename), [])
         explained = [
-            e for e in traced if any(r.code not in ("first-trace",) for r in e.reasons) or e.failed_trace
+            e for e in traced if any(r.code not in (ReasonCode.FIRST_TRACE,) for r in e.reasons) or e.failed_trace
         ]
         if explained:
             lines.append("  traces:")

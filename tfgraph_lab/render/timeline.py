@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..datatypes import CallRun, Event
+from ..vocab import Via
 
 __all__ = ["TimelinePoint", "timeline"]
 
@@ -46,7 +47,7 @@ def timeline(
     items: list[tuple[int, _Item]] = [
         (e.index, _Item(1, e.seconds, e.traced or e.failed_trace, e.qualname, e.failed_trace))
         for e in events
-        if e.via == "call" and e.qualname in shown
+        if e.via == Via.CALL and e.qualname in shown
     ]
     items += [
         (r.first, _Item(r.calls, r.max_seconds, False, r.functions[0] if r.functions else ""))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from ..recorder import NOT_RETRACES
 from ..render.format import plural
+from ..vocab import ReasonCode
 from .scenario import LabSettings
 from .session import ActionResult, FixApplied, LabState
 
@@ -101,7 +102,7 @@ def explain_outcome(predicted: bool, result: ActionResult, settings: LabSettings
             if predicted
             else f"Miss: you predicted {said}, but TensorFlow traced."
         )
-        reasons = [r for r in result.reasons if r.code not in ("variable-creation",)]
+        reasons = [r for r in result.reasons if r.code not in (ReasonCode.VARIABLE_CREATION,)]
         lines = [head]
         for r in reasons[:3]:
             why = r.message or r.code

@@ -17,6 +17,7 @@ from ..counts import NOT_RETRACES
 from ..datatypes import Event, FixPlan, Reason
 from ..failures import error_text
 from ..recorder import watch
+from ..vocab import Via
 from .scenario import LabScenario, LabSettings
 
 __all__ = ["ActionResult", "CallPoint", "FixApplied", "GraphRow", "LabSession", "LabState"]
@@ -233,7 +234,7 @@ class LabSession:
         self.history = (self.history + calls[:made])[-MAX_HISTORY:]
         report = recorder.report
         key = _own_key(report)
-        events = tuple(e for e in report.events if (e.qualname, e.filename) == key and e.via == "call")
+        events = tuple(e for e in report.events if (e.qualname, e.filename) == key and e.via == Via.CALL)
         result = self._fold(kind, report, events, error, key)
         if interrupted is not None:
             raise interrupted
@@ -299,6 +300,6 @@ def _own_key(report: Any) -> tuple[str, str] | None:
     action is always its own (a tf.function it calls records its call first, when that returns),
     whatever the callable is (a partial, an object, a lambda: the report names them its way)."""
     for e in reversed(report.events):
-        if e.via == "call":
+        if e.via == Via.CALL:
             return (e.qualname, e.filename)
     return None

@@ -292,3 +292,50 @@ def test_a_tf_function_passed_in_is_said_to_be_rewrapped() -> None:
     lab = RetraceLab(tf.function(scaled, reduce_retracing=True))
     assert "options of the tf.function you passed are not used" in lab.status.value
     assert "reduce_retracing" not in lab.session.code()  # the code shows what runs
+
+
+# ------------------------------------------------------- invisible characters (item 11)
+
+INVISIBLE = ("\u202e", "\u200b")
+
+
+def _sneaky(x: Any, training: Any = True) -> Any:
+    s = "a\u202eb"  # a bidi override in a string of the source (Trojan Source)
+    return tf.reduce_sum(x) * len(s)
+
+
+_sneaky.__name__ = _sneaky.__qualname__ = "step\u200b_\u202epaehc"
+
+
+def test_the_live_display_shows_invisible_characters_in_names() -> None:
+    published: list[dict[str, str]] = []
+    fn = tf.function(_sneaky)
+    with tfgraph_lab.watch() as recorder:
+        dash = LiveDisplay(recorder, publish=published.append).start()
+        fn(tf.ones([2]))
+        fn(tf.ones([3]))  # a retrace: the live view names the function
+        dash.update()
+        dash.close()
+    shown = " ".join(b["text/plain"] + b["text/html"] for b in published)
+    assert "\\u202e" in shown  # was the raw override, reversing what follows it
+    assert not any(char in shown for char in INVISIBLE)
+
+
+def test_the_lab_shows_invisible_characters_in_its_code_and_name(tmp_path: Any, monkeypatch: Any) -> None:
+    source = tmp_path / "trojan.py"  # a bidi override inside a string of the user's source
+    source.write_text(
+        'import tensorflow as tf\n\ndef step(x, training):\n    s = "a\u202eb"\n    return tf.reduce_sum(x)\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import trojan
+
+    from tfgraph_lab.widgets.fallback import lab_snapshot_html
+
+    for fn in (trojan.step, _sneaky):
+        lab = RetraceLab(fn, goal="one graph\u202e for all")
+        lab.call_button.click()
+        lab.batch.value = 5
+        lab.call_button.click()
+        shown = "".join(w.value for w in (lab.children[0], lab.status, lab.reason, lab.code))
+        shown += lab.text() + lab_snapshot_html(lab)
+        assert not any(char in shown for char in INVISIBLE)  # the source's override passed raw

@@ -27,7 +27,7 @@ from typing import Any
 
 from .render.blocks import count_html, stat_html
 from .render.chart import chart_html
-from .render.format import fmt_seconds, plural
+from .render.format import fmt_seconds, plural, visible
 from .render.reasons import reasons_html
 from .render.style import style_tag
 from .render.timeline import TimelinePoint
@@ -223,7 +223,8 @@ class LiveDisplay:
             f"the cell ends</div><div class='tfgl-stats'>{stats}</div>"
             f"{chart}<div class='tfgl-reason'>{reason}</div></div>"
         )
-        return {"text/plain": text, "text/html": html}
+        # names shown with invisible characters written out (``\\u202e``), as the report does
+        return {"text/plain": visible(text), "text/html": visible(html)}
 
 
 def _in_ipython() -> bool:

@@ -17,7 +17,7 @@ from html import escape
 from typing import Any
 
 from ..render.blocks import count_html, stats_html, table_html
-from ..render.format import plural
+from ..render.format import plural, visible
 from ..render.reasons import reasons_html
 from ..render.style import style_tag
 from ..render.xla import xla_count
@@ -97,7 +97,7 @@ def lab_snapshot_html(lab: Any) -> str:
         f"<div class='tfgl tfgl-lab-snapshot'>{style_tag()}"
         f"<div class='tfgl-lab-title'>RetraceLab · <code>{escape(session.scenario.name)}</code></div>"
         + (
-            f"<div class='tfgl-lab-goal'><b>Goal:</b> {escape(lab.goal)}</div>"
+            f"<div class='tfgl-lab-goal'><b>Goal:</b> {escape(visible(lab.goal))}</div>"
             if getattr(lab, "goal", "")
             else ""
         )
@@ -129,7 +129,7 @@ def lab_text(lab: Any) -> str:
         )
         lines.append(f"Applied {fixed.plan.code(lab.session.scenario.name)}: {outcome}")
     if getattr(lab, "goal", ""):
-        lines.append(f"Goal: {lab.goal}")
+        lines.append(f"Goal: {visible(lab.goal)}")
     return "\n".join(lines)
 
 

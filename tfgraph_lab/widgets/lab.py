@@ -21,7 +21,7 @@ import ipywidgets as W
 
 from ..render.blocks import count_html, stat_html
 from ..render.chart import chart_html
-from ..render.format import fmt_seconds, plural
+from ..render.format import fmt_seconds, plural, visible
 from ..render.style import ROOT, style_tag
 from ..render.timeline import TimelinePoint
 from .fallback import lab_snapshot_html, lab_text, live_region, set_live_text, snapshot_bundle
@@ -187,7 +187,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
             style_tag() + f"<div class='tfgl-lab-title'>RetraceLab · <code>{name}</code></div>"
             "<div class='tfgl-lab-sub'>Change how the function is called, then call it: watch when "
             "TensorFlow traces a new graph, and why.</div>"
-            + (f"<div class='tfgl-lab-goal'><b>Goal:</b> {escape(goal)}</div>" if goal else "")
+            + (f"<div class='tfgl-lab-goal'><b>Goal:</b> {escape(visible(goal))}</div>" if goal else "")
         )
         self.goal = goal
         controls = W.VBox(

@@ -17,6 +17,7 @@ from ..counts import NOT_RETRACES
 from ..datatypes import Event, FixPlan, Reason
 from ..failures import error_text
 from ..recorder import watch
+from ..render.format import visible
 from ..vocab import Via
 from .scenario import LabScenario, LabSettings
 
@@ -202,7 +203,9 @@ class LabSession:
         return int(self.function.experimental_get_tracing_count())
 
     def code(self) -> str:
-        return self.scenario.code(self.built, self.settings, self.fix)
+        """The code the settings amount to, invisible characters of the user's source written
+        out (``\\u202e``: a Trojan Source shows what it holds)."""
+        return visible(self.scenario.code(self.built, self.settings, self.fix))
 
     # ----------------------------------------------------------------------- actions
     def call_once(self) -> ActionResult:

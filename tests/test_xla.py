@@ -227,7 +227,8 @@ def test_watch_fails_when_xla_compiles_more_than_its_budget() -> None:
     assert error.overruns == []  # one trace: the trace budget holds
     (name, count, limit), *_ = error.xla_overruns
     assert (name.endswith("stack"), count, limit) == (True, 3, 2)
-    assert "XLA compile budget exceeded" in str(error) and "compiled by XLA 3× (budget 2)" in str(error)
+    # modelled here (TF's compile log off in this process): "≥", as the report says it
+    assert "XLA compile budget exceeded" in str(error) and "compiled by XLA ≥ 3× (budget 2)" in str(error)
     assert error.report.budget == "1 per function; XLA compiles: 2 per function"
 
 
@@ -269,6 +270,7 @@ def test_the_magic_and_the_command_line_take_an_xla_budget(shell: Any, tmp_path:
         timeout=300,
     )
     assert done.returncode == 3, done.stderr[-2000:]
+    # tfgraph-lab run reads TF's compile log: the count is exact, no "≥"
     assert "XLA compile budget exceeded: <lambda> compiled by XLA 2× (budget 1)" in done.stderr
 
 

@@ -204,7 +204,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         _die_by_sigint(err)
     sys.stderr.writelines(f"tfgraph-lab: warning: {w}\n" for w in done.report.budget_warnings)
     if status == 0 and done.over_budget:
-        print(f"tfgraph-lab: {budget_message(list(done.overruns), list(done.xla_overruns))}", file=sys.stderr)
+        print(f"tfgraph-lab: {budget_message(list(done.overruns), list(done.xla_overruns), done.report)}", file=sys.stderr)
         return EXIT_BUDGET
     return status
 

@@ -14,17 +14,25 @@ __all__ = [
 
 
 def budget_message(
-    overruns: list[tuple[str, int, int]], xla_overruns: list[tuple[str, int, int]] | None = None
+    overruns: list[tuple[str, int, int]],
+    xla_overruns: list[tuple[str, int, int]] | None = None,
+    report: object = None,
 ) -> str:
     """``trace budget exceeded: train_step traced 3× (budget 1); …`` (and ``XLA compile budget
-    exceeded: step compiled by XLA 4× (budget 1)``) — said the same way by the exception, the
-    magic and the command line."""
+    exceeded: step compiled by XLA 4× (budget 1)``, ``≥ 4×`` where the report's count is
+    modelled, as the report says it) — said the same way by the exception, the magic and the
+    command line."""
     out = []
     if overruns:
         parts = [f"{name} traced {traces}× (budget {budget})" for name, traces, budget in overruns]
         out.append("trace budget exceeded: " + "; ".join(parts))
     if xla_overruns:
-        parts = [f"{name} compiled by XLA {n}× (budget {budget})" for name, n, budget in xla_overruns]
+        kinds = {f.qualname: f.xla_compiles_kind for f in getattr(report, "functions", ())}
+        prefix = {"at-least": "≥ ", "about": "about "}
+        parts = [
+            f"{name} compiled by XLA {prefix.get(kinds.get(name, ''), '')}{n}× (budget {budget})"
+            for name, n, budget in xla_overruns
+        ]
         out.append("XLA compile budget exceeded: " + "; ".join(parts))
     return " · ".join(out)
 
@@ -80,7 +88,7 @@ class TraceBudgetExceeded(TfgraphLabError):
         self.report = report
         what = "retrace" if overruns else "XLA compilation"
         super().__init__(
-            budget_message(overruns, xla_overruns)
+            budget_message(overruns, xla_overruns, report)
             + f". The report above says why each {what} happened and how to fix it."
         )
 

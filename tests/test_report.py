@@ -287,3 +287,19 @@ def test_unknown_function_error_lists_known_ones() -> None:
 def test_json_version_is_checked() -> None:
     with pytest.raises(ValueError, match="unsupported tfgraph_lab JSON version"):
         TraceReport.from_dict({"version": 99})
+
+
+@pytest.mark.parametrize(
+    ("ratio", "said"),
+    [
+        (0.2, "less than one cached call"),
+        (1.3, "≈ 1 cached call"),
+        (2.0, "≈ 2 cached calls"),
+        (1150.4, "≈ 1,150 cached calls"),
+    ],
+)
+def test_a_time_in_cached_calls_reads_as_english(ratio: float, said: str) -> None:
+    """Was '≈ 0 cached calls' and '≈ 1 cached calls' (a trace quicker than a slow cached call)."""
+    from tfgraph_lab.render.format import as_cached_calls
+
+    assert as_cached_calls(ratio) == said

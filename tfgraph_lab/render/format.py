@@ -16,7 +16,17 @@ from ..vocab import Via
 if TYPE_CHECKING:
     from ..datatypes import Event
 
-__all__ = ["call_label", "fmt_count", "fmt_seconds", "place", "plural", "runs_on", "short_path", "visible"]
+__all__ = [
+    "as_cached_calls",
+    "call_label",
+    "fmt_count",
+    "fmt_seconds",
+    "place",
+    "plural",
+    "runs_on",
+    "short_path",
+    "visible",
+]
 
 # Characters that change how text around them reads without showing themselves: bidirectional
 # embeddings, overrides and isolates (a name can read backwards: "Trojan Source",
@@ -77,6 +87,15 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 def fmt_count(n: float) -> str:
     return f"{n:,.0f}"
+
+
+def as_cached_calls(ratio: float) -> str:
+    """A time said as cached calls: ``≈ 22 cached calls``, ``≈ 1 cached call``, or ``less than
+    one cached call`` (a trace can be quicker than a slow cached call, e.g. an XLA graph's)."""
+    if ratio < 0.5:
+        return "less than one cached call"
+    count = round(ratio)
+    return f"≈ {count:,} cached call" + ("" if count == 1 else "s")
 
 
 def call_label(event: Event) -> str:

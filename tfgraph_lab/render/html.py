@@ -20,7 +20,7 @@ from ..vocab import ReasonCode, Via
 from .blocks import stat_html, stats_html
 from .chart import chart_html
 from .compare import report_verdict
-from .format import call_label, fmt_seconds, place, plural, runs_on, short_path, visible
+from .format import as_cached_calls, call_label, fmt_seconds, place, plural, runs_on, short_path, visible
 from .reasons import failure_html, reasons_html
 from .style import style_tag
 from .text import (
@@ -119,7 +119,7 @@ def _headline(report: TraceReport) -> str:
     if (t.traces > untimed or t.wrapper_graphs) and mean:
         summary = (
             f"<div class='tfgl-summary'>tracing took {escape(fmt_seconds(t.trace_seconds))} "
-            f"≈ {t.trace_seconds / mean:,.0f} cached calls</div>"
+            f"{as_cached_calls(t.trace_seconds / mean)}</div>"
         )
     if untimed:
         summary += f"<div class='tfgl-summary tfgl-untimed'>{escape(untimed_text(untimed))}</div>"

@@ -12,7 +12,7 @@ from ..datatypes import Event, FunctionSummary, GraphSummary
 from ..fixes import code_name
 from ..vocab import ReasonCode, Via
 from .compare import report_verdict
-from .format import call_label, fmt_seconds, place, plural, runs_on, short_path, visible
+from .format import as_cached_calls, call_label, fmt_seconds, place, plural, runs_on, short_path, visible
 from .reasons import reason_lines
 from .xla import xla_headline, xla_lines, xla_row_note
 
@@ -53,7 +53,7 @@ def headline(report: TraceReport) -> str:
     if t.traces > untimed or t.wrapper_graphs:
         took = f"tracing took {fmt_seconds(t.trace_seconds)}"
         if t.mean_cached_seconds:
-            took += f" ≈ {t.trace_seconds / t.mean_cached_seconds:,.0f} cached calls"
+            took += " " + as_cached_calls(t.trace_seconds / t.mean_cached_seconds)
         parts.append(took)
     if untimed:
         parts.append(untimed_text(untimed))
@@ -114,7 +114,7 @@ def cost_text(event: Event, fn: FunctionSummary) -> str:
     text = fmt_seconds(event.seconds)
     mean = fn.mean_cached_seconds
     if mean:
-        text += f" ≈ {event.seconds / mean:,.0f} cached calls"
+        text += " " + as_cached_calls(event.seconds / mean)
     return text
 
 
@@ -184,7 +184,9 @@ def _render_text(report: TraceReport) -> str:
                 lines.append(f"    … {folded_text(report, len(folded))} (--all lists them)")
         traced = by_fn.get((fn.qualname, fn.filename), [])
         explained = [
-            e for e in traced if any(r.code not in (ReasonCode.FIRST_TRACE,) for r in e.reasons) or e.failed_trace
+            e
+            for e in traced
+            if any(r.code not in (ReasonCode.FIRST_TRACE,) for r in e.reasons) or e.failed_trace
         ]
         if explained:
             lines.append("  traces:")

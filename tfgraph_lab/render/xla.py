@@ -13,7 +13,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from ..datatypes import Event, FunctionSummary, Reason
-from .format import call_label, fmt_seconds, plural
+from .format import as_cached_calls, call_label, fmt_seconds, plural
 from .reasons import argument_change, reason_lines, reasons_html
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def xla_headline(report: TraceReport) -> str | None:
         text += f", +{fmt_seconds(seconds)} beyond tracing"
         cost = sum(f.xla_cost_calls or 0.0 for f in report.functions)
         if cost:
-            text += f" ≈ {cost:,.0f} cached calls"
+            text += " " + as_cached_calls(cost)
     hidden = [f for f in report.functions if f.xla_compiles and f not in report.shown_functions]
     if hidden:
         text += f" (of them {sum(f.xla_compiles for f in hidden)} in TensorFlow/Keras functions)"
@@ -121,7 +121,7 @@ def _summary(fn: FunctionSummary, events: Sequence[Event]) -> str:
     if fn.xla_seconds:
         text += f"; the compilations without a retrace took {fmt_seconds(fn.xla_seconds)}"
         if fn.xla_cost_calls:
-            text += f" ≈ {fn.xla_cost_calls:,.0f} cached calls"
+            text += " " + as_cached_calls(fn.xla_cost_calls)
     return text
 
 

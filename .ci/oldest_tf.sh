@@ -24,6 +24,7 @@ CORE_TESTS=(
   tests/test_safety.py
   tests/test_keras2.py  # TraceCallback on Keras 2 (tf.keras 2.15); skipped on Keras 3
   tests/test_xla_log.py  # XLA counts against TF 2.15's own compile log (tsl's line format)
+  tests/test_xla_caveats.py  # fixes under XLA and a strategy, against TF 2.15's own counts
   tests/test_redteam_keras.py  # a failing fit/evaluate/predict unpatches at once, Keras 2 too
 )
 

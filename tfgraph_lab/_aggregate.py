@@ -20,6 +20,7 @@ from ._xla_counted import LoggedXla, LogWindow, XlaTotals, xla_event_fields, xla
 from .counts import CountRow, mean_cached_seconds
 from .datatypes import CallRun, Event, FunctionSummary, GraphSummary, Reason
 from .explain_xla import under_xla
+from .failures import failure_kind
 from .fixes import code_name
 from .suggest import suggest_fix
 from .vocab import Via
@@ -52,7 +53,17 @@ _COUNTS = (
 class _Acc(CountRow):
     """Running totals for one Python function (all its tf.function objects)."""
 
-    __slots__ = ("events", "graphs", "hits", "info", "objects", "objects_traced", "reasons", "xla")
+    __slots__ = (
+        "events",
+        "failures",
+        "graphs",
+        "hits",
+        "info",
+        "objects",
+        "objects_traced",
+        "reasons",
+        "xla",
+    )
 
     def __init__(self, info: tfa.FunctionInfo) -> None:
         super().__init__(info.qualname, not users(info), info.wraps)
@@ -62,6 +73,7 @@ class _Acc(CountRow):
         self.graphs: list[GraphState] = []
         self.hits: dict[int, int] = {}
         self.reasons: list[Reason] = []
+        self.failures: set[str] = set()  # failure_kind of its failed traces (read from TF's error once)
         self.events: list[int] = []  # positions in the events list of its calls that traced
         self.xla = XlaTotals()
 
@@ -212,6 +224,8 @@ def aggregate(
             acc.objects_traced.add(id(state))
             acc.reasons.extend(entry.reasons)
             acc.events.append(len(events))
+        if entry.failed_trace and entry.error:
+            acc.failures.add(failure_kind(entry.error) or "")
         gi = None
         if entry.graph is not None:
             gi = index_of(acc, entry.graph)
@@ -298,9 +312,8 @@ def aggregate(
             hints=tuple((hints or {}).get((info.qualname, info.filename), ())),
             **{name: getattr(acc, name) for name in _COUNTS},
         )
-        suggestion = suggest_fix(
-            summary, acc.reasons, [g.signature for g in acc.graphs], info.role, info.python_flags
-        )
+        history = [g.signature for g in acc.graphs]
+        suggestion = suggest_fix(summary, acc.reasons, history, info.role, info.python_flags, acc.failures)
         summaries.append(replace(summary, suggestion=suggestion or None))
     summaries.sort(key=lambda f: (f.framework, -f.retraces, -f.traces, f.qualname))
     return Aggregate(tuple(summaries), tuple(events), tuple(runs))

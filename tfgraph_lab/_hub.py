@@ -302,7 +302,7 @@ class Hub:
             with self.lock:
                 state = self._register_orphan(trace)
         via = self.trace_origin(state, frame.via if frame is not None else Via.TRACE)
-        graph = GraphState(state, tfa.graph_signature(cf, trace.context), via, trace.scope, True)
+        graph = GraphState(state, tfa.graph_signature(cf, trace), via, trace.scope, True)
         state.traced = True
         if frame is not None:
             graph.xla_sites = self.xla.take(frame)  # XLA functions its trace called

@@ -15,7 +15,6 @@ __all__ = [
     "SAVED_SIGNATURE",
     "VARIABLE_PER_TRACE",
     "WRONG_INPUTS",
-    "creates_variable_per_trace",
     "error_text",
     "explain_failure",
     "failure_kind",
@@ -103,8 +102,3 @@ def explain_failure(error: str, qualname: str = "") -> list[Reason]:
             )
         ]
     return []
-
-
-def creates_variable_per_trace(reason: Reason) -> bool:
-    """True for the reason :func:`explain_failure` gives a Variable created at every trace."""
-    return reason.code == ReasonCode.VARIABLE_CREATION and _EVERY_TRACE in reason.message

@@ -75,6 +75,7 @@ class Signature:
     text: str
     context: str = ""
     keyword_only: tuple[str, ...] = ()  # parameters passed by keyword only (and **kwargs)
+    devices: tuple[str, ...] = ()  # the device scopes of its calling context (``/device:CPU:1``)
 
     def by_path(self) -> dict[str, ArgLeaf]:
         return {leaf.path: leaf for leaf in self.leaves}

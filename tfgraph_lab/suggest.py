@@ -8,12 +8,12 @@ when the function did not retrace for a reason worth fixing.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from .datatypes import FixPlan, FunctionSummary, Reason
 from .explain import NOT_RETRACES
 from .explain_xla import xla_caveated
-from .failures import creates_variable_per_trace
+from .failures import VARIABLE_PER_TRACE
 from .fixes import code_name, input_signature_plan, reduce_retracing_helps, reduce_retracing_plan
 from .keras_fixes import flag_suggestion, keras_suggestion
 from .signatures import Signature
@@ -36,16 +36,20 @@ def suggest_fix(
     history: Sequence[Signature],
     role: str = "",
     python_flags: Sequence[str] = (),
+    failures: Collection[str] = (),
 ) -> str | None:
     """The change that stops the function's most frequent kinds of retrace (at most two).
 
     ``role``: the function is Keras's train/test/predict step (named by TraceCallback): the
     change goes where the user's code meets Keras (:mod:`tfgraph_lab.keras_fixes`).
-    ``python_flags``: Python bool arguments that reach Keras 3 layers and must stay Python."""
+    ``python_flags``: Python bool arguments that reach Keras 3 layers and must stay Python.
+    ``failures``: the kinds of its failed traces (``failures.failure_kind``, which reads TF's
+    error once, when the report is built): cases are recognised by data, never by the text of
+    a reason's message."""
     if role:
         retraces = [r for r in reasons if r.code not in NOT_RETRACES]
         return keras_suggestion(role, retraces, any(g.generalised for g in summary.graphs))
-    if summary.failed_traces and any(creates_variable_per_trace(r) for r in reasons):
+    if summary.failed_traces and VARIABLE_PER_TRACE in failures:
         short = code_name(summary.qualname)
         return (
             "class Model(tf.Module):\n"
@@ -64,6 +68,7 @@ def suggest_fix(
 
 # A distributed dataset's last batch is smaller per replica (TF 2.21 MirroredStrategy: 10 rows
 # batched by 8 over 2 replicas: PerReplica 4+4, then 1+1): a PerReplica shape change.
+PER_REPLICA_SPEC = "PerReplicaSpec"  # the type spec of a distributed batch (TF 2.21)
 PER_REPLICA_FIX = (
     "# batch the dataset with drop_remainder=True before strategy.experimental_distribute_dataset:\n"
     "# every PerReplica batch then has one shape (the last, smaller batch is dropped) → 1 graph"
@@ -101,13 +106,13 @@ def _suggest_for(
         plan = None if python_flags else input_signature_plan(history)
         if plan is None and reduce_retracing_helps(history):
             plan = reduce_retracing_plan(history)
-        if plan is None and any("PerReplica" in r.before + r.after for r in reasons if r.code == code):
+        if plan is None and any(_per_replica(history, r.argument) for r in reasons if r.code == code):
             return PER_REPLICA_FIX
         if plan is None:
             return f"# call {short} with tensors of one shape (these calls differ in more than shapes)"
         promise = plan.promise
         xla = summary.jit_compile or xla_caveated(reasons)  # it, or a function it calls
-        per_device = any(r.code == ReasonCode.CONTEXT_CHANGED and "device /" in r.after for r in reasons)
+        per_device = _per_device(history) and any(r.code == ReasonCode.CONTEXT_CHANGED for r in reasons)
         if per_device:
             promise = PER_DEVICE_PROMISE + (PER_DEVICE_XLA if summary.jit_compile else "")
         lines = [f"@tf.function({plan.decorator})", f"def {short}(...): ...  # {promise}"]
@@ -147,6 +152,17 @@ def _suggest_for(
     if code == ReasonCode.VARIABLE_CHANGED:
         return f"# create {short}'s variables once, with fixed shapes and dtypes"
     return None
+
+
+def _per_replica(history: Sequence[Signature], path: str) -> bool:
+    """The argument at ``path`` is a distributed value (its leaf's type is TF's
+    ``PerReplicaSpec``, TF 2.21), read from the graphs' signatures."""
+    return any(leaf.path == path and leaf.type_name == PER_REPLICA_SPEC for s in history for leaf in s.leaves)
+
+
+def _per_device(history: Sequence[Signature]) -> bool:
+    """The graphs were traced under different device scopes (a strategy's replicas)."""
+    return len({s.devices for s in history if s.devices}) > 1
 
 
 def _arguments(reasons: Sequence[Reason], code: str) -> list[str]:

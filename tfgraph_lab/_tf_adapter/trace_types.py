@@ -63,7 +63,7 @@ def _safe_repr(obj: Any) -> str:
         return f"<{type(obj).__qualname__} object: repr() raised {type(exc).__name__}>"
 
 
-def signature_of(function_type: Any, context: str = "") -> Signature:
+def signature_of(function_type: Any, context: str = "", devices: tuple[str, ...] = ()) -> Signature:
     """Flatten a TF ``FunctionType`` (of a graph or a call) into plain leaves and text."""
     leaves: list[ArgLeaf] = []
     texts: list[str] = []
@@ -78,9 +78,7 @@ def signature_of(function_type: Any, context: str = "") -> Signature:
         # stay KEYWORD_ONLY: no input_signature can describe those.
         if str(getattr(getattr(parameter, "kind", None), "name", "")) in ("KEYWORD_ONLY", "VAR_KEYWORD"):
             keyword_only.append(str(name))
-    return Signature(
-        leaves=tuple(leaves), text=", ".join(texts), context=context, keyword_only=tuple(keyword_only)
-    )
+    return Signature(tuple(leaves), ", ".join(texts), context, tuple(keyword_only), devices)
 
 
 def _shape_tuple(shape: Any) -> tuple[int | None, ...] | None:

@@ -46,6 +46,7 @@ class TraceInProgress(NamedTuple):
     cache_id: int  # id() of the FunctionCache the new graph goes into
     scope: Scope
     context: str  # the calling context TF keys its cache on (describe_context)
+    devices: tuple[str, ...]  # its device scopes (context_devices)
 
 
 def trace_in_progress() -> TraceInProgress | None:
@@ -69,7 +70,8 @@ def trace_in_progress() -> TraceInProgress | None:
     if options is None or cache is None:
         return None
     scope_type = options.scope_type  # ScopeType.VARIABLE_CREATION or NO_VARIABLE_CREATION
-    return TraceInProgress(options, id(cache), scope_name(scope_type), current_context(scope_type))
+    context, devices = current_context(scope_type)
+    return TraceInProgress(options, id(cache), scope_name(scope_type), context, devices)
 
 
 def cache_id(fn: Any) -> int | None:
@@ -100,9 +102,12 @@ def call_begun_unhooked(traced_cache: int) -> Any:
     return None
 
 
-def graph_signature(cf: Any, context: str = "") -> Signature:
-    """The input signature of a concrete function (its ``function_type``) as plain leaves."""
-    return signature_of(cf.function_type, context)
+def graph_signature(cf: Any, trace: TraceInProgress | None = None) -> Signature:
+    """The input signature of a concrete function (its ``function_type``) as plain leaves, in
+    the calling context of ``trace`` (the trace that made it; None: unknown)."""
+    if trace is None:
+        return signature_of(cf.function_type)
+    return signature_of(cf.function_type, trace.context, trace.devices)
 
 
 VARIABLE_CREATION = Scope.VARIABLE_CREATION
@@ -185,15 +190,23 @@ def trace_failed(exc: BaseException) -> bool:
     return False
 
 
-def current_context(scope_type: Any) -> str:
-    """Describe the calling context TensorFlow keys its cache on (besides the arguments)."""
+def current_context(scope_type: Any) -> tuple[str, tuple[str, ...]]:
+    """The calling context TensorFlow keys its cache on (besides the arguments): its text and
+    its device scopes (``context_devices``)."""
     try:
         from tensorflow.python.eager.polymorphic_function import function_context
 
         ctx = function_context.make_function_context(scope_type)
     except Exception:
-        return ""
-    return describe_context(ctx)
+        return "", ()
+    return describe_context(ctx), context_devices(ctx)
+
+
+def context_devices(function_context: Any) -> tuple[str, ...]:
+    """The device scopes of a TF ``FunctionContext`` (``/device:CPU:1``): a replica's under a
+    distribution strategy (TF 2.21 runs each replica thread under one)."""
+    ctx = getattr(function_context, "context", None)
+    return tuple(_device_text(d) for d in (getattr(ctx, "device_functions", ()) or ()))
 
 
 def describe_context(function_context: Any) -> str:

@@ -1,0 +1,61 @@
+"""`suggest` recognises a case by data (reason codes, failure kinds, argument types, device
+scopes), never by the text of a reason: reworded messages give the same suggestion.
+(The distributed cases, a PerReplica batch and replicas on two devices, are checked against
+real TensorFlow in test_xla_log.py.)"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import tfgraph_lab  # noqa: E402
+from tfgraph_lab.datatypes import Reason  # noqa: E402
+from tfgraph_lab.failures import VARIABLE_PER_TRACE  # noqa: E402
+from tfgraph_lab.signatures import ArgLeaf, Signature  # noqa: E402
+from tfgraph_lab.suggest import PER_REPLICA_FIX, suggest_fix  # noqa: E402
+from tfgraph_lab.vocab import ReasonCode  # noqa: E402
+
+SUGGEST = Path(__file__).resolve().parents[1] / "tfgraph_lab" / "suggest.py"
+
+
+def test_suggest_reads_no_reason_text() -> None:
+    text = SUGGEST.read_text(encoding="utf-8")
+    assert not re.search(r"\.(message|before|after|fix)\b", text), "suggest.py reads a reason's text"
+
+
+def test_a_variable_made_on_every_trace_is_recognised_by_its_failure_kind() -> None:
+    @tf.function
+    def makes_variable(x: Any) -> Any:
+        v = tf.Variable(1.0)  # on every trace: TF's second trace (no variable scope) fails
+        return x * v
+
+    with pytest.raises(ValueError), tfgraph_lab.watch() as w:
+        makes_variable(tf.ones([2]))
+    summary = w.report.function("makes_variable")
+    assert summary.failed_traces == 1 and "self.v = tf.Variable(...)" in (summary.suggestion or "")
+    reasons = [r for e in w.report.events for r in e.reasons]
+    reworded = [replace(r, message="(reworded)", fix="(reworded)") for r in reasons]
+    assert suggest_fix(summary, reworded, [], failures={VARIABLE_PER_TRACE}) == summary.suggestion
+    assert suggest_fix(summary, reasons, [], failures=set()) != summary.suggestion
+
+
+def test_a_per_replica_argument_is_recognised_by_its_type() -> None:
+    def sig(n: int, type_name: str) -> Signature:
+        return Signature(
+            (ArgLeaf("batch", "composite", type_name, value=f"spec of {n} rows"),), f"batch: {n}"
+        )
+
+    from tfgraph_lab.datatypes import FunctionSummary
+
+    summary = FunctionSummary("step", "s.py", 1, 2, 2, 0, 0.0, 0.0, False, retraces=1)
+    shape = Reason(ReasonCode.SHAPE_CHANGED, "batch", "spec of 4 rows", "spec of 1 rows")
+    spec = "PerReplicaSpec"  # TF 2.21's type spec of a distributed batch
+    assert suggest_fix(summary, [shape], [sig(4, spec), sig(1, spec)]) == PER_REPLICA_FIX
+    said = replace(shape, before="PerReplica(4 rows)", after="PerReplica(1 row)")
+    assert suggest_fix(summary, [said], [sig(4, "Dataset"), sig(1, "Dataset")]) != PER_REPLICA_FIX

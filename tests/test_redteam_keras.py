@@ -234,3 +234,25 @@ def test_with_keras_traceback_filtering_off_a_callback_error_still_unpatches() -
         cb.close()
     finally:
         switch.enable_traceback_filtering()
+
+
+def test_a_watch_no_guard_saw_fail_still_ends_when_the_callback_is_collected() -> None:
+    """Keras's own code raising with traceback filtering off (no guard sees it): the watch ends
+    when the callback is garbage-collected; the guards keep nothing of Keras's alive."""
+    import gc
+
+    switch = getattr(keras, "config", None) if keras.__version__.startswith("3.") else tf.debugging
+    switch.disable_traceback_filtering()
+    try:
+        model = tiny_model()
+        cb = TraceCallback()
+        try:
+            model.fit(GOOD_X, GOOD_Y, validation_data=(GOOD_X[:5], GOOD_Y[:3]), verbose=0, callbacks=[cb])
+        except ValueError:
+            pass
+        assert is_patched()  # the documented gap: nothing of Keras's ran on this failure path
+        del cb
+        gc.collect()
+        assert not is_patched(), "a guard kept the callback alive: its watch never ends"
+    finally:
+        switch.enable_traceback_filtering()

@@ -89,10 +89,17 @@ def guard_step(stack: ExitStack, model: Any, name: str, on_error: Any) -> None:
         return
     guard = _StepGuard(step, on_error)
     setattr(model, name, guard)
+    held: Callable[[], Any]
+    try:  # weakly, as guard_callbacks holds its list: the model may hold the callback
+        held = weakref.ref(model)
+    except TypeError:
+        strong = model
+        held = lambda: strong  # noqa: E731
 
     def restore() -> None:
-        if getattr(model, name, None) is guard:  # Keras may have made a new one meanwhile
-            setattr(model, name, step)
+        target = held()
+        if target is not None and getattr(target, name, None) is guard:  # Keras may have made a new one
+            setattr(target, name, step)
 
     stack.callback(restore)
 
@@ -106,21 +113,23 @@ class _ListGuard:
         self.saved: dict[str, Any] = {}  # method name -> the instance's own value before (or _ABSENT)
         self.wrappers: dict[str, Any] = {}
         own = vars(callbacks)
+        ref = weakref.ref(callbacks)  # held weakly: a CallbackList nobody ends must still be collected
         for name in dir(type(callbacks)):
             if not name.startswith("on_") or not callable(getattr(callbacks, name, None)):
                 continue
-            method = getattr(callbacks, name)
             self.saved[name] = own.get(name, _ABSENT)
-            self.wrappers[name] = wrapper = self._wrap(method)
+            self.wrappers[name] = wrapper = self._wrap(ref, name)
             setattr(callbacks, name, wrapper)
 
-    def _wrap(self, method: Callable[..., Any]) -> Callable[..., Any]:
-        handlers = self.handlers
+    def _wrap(self, ref: Any, name: str) -> Callable[..., Any]:
+        handlers, before, method = self.handlers, self.saved[name], getattr(type(ref()), name)
 
         def guarded(*args: Any, **kwargs: Any) -> Any:
             __tracebackhide__ = True
             try:
-                return method(*args, **kwargs)
+                if before is not _ABSENT:
+                    return before(*args, **kwargs)
+                return method(ref(), *args, **kwargs)
             except BaseException:
                 _fire(handlers)
                 raise
@@ -140,6 +149,7 @@ class _ListGuard:
 
 
 _ABSENT = object()
+# Keyed weakly, and no guard refers to its CallbackList strongly (but an own on_* value it saved)
 _LISTS: weakref.WeakKeyDictionary[Any, _ListGuard] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
@@ -177,13 +187,18 @@ def guard_callbacks(stack: ExitStack, callbacks: Any, on_error: Any) -> None:
             except (TypeError, AttributeError):  # slots, no weak reference: left unguarded
                 return
         guard.handlers[key] = on_error
+    # Weakly: the stack lives as long as the callback's finalizer does (it is its argument), and
+    # the CallbackList holds the callback, so a strong reference here would keep it alive forever.
+    held = weakref.ref(callbacks)
+    del callbacks
 
     def release() -> None:
         with _LOCK:
             guard.handlers.pop(key, None)
-            if not guard.handlers and _LISTS.get(callbacks) is guard:
-                del _LISTS[callbacks]
-                guard.restore(callbacks)
+            target = held()
+            if not guard.handlers and target is not None and _LISTS.get(target) is guard:
+                del _LISTS[target]
+                guard.restore(target)
 
     stack.callback(release)
 
@@ -196,7 +211,11 @@ class _FilterHook:
         self.module: ModuleType | None = None
         self.original: Any = None
         self.installed: Any = None
-        self.watched: dict[int, tuple[FrameType, Any]] = {}  # id(frame) -> (frame, on_error)
+        # id(frame) -> on_error. Ids only: holding the frame would keep the call's locals (the
+        # CallbackList, the callback) alive when no guard saw its failure, and the callback's own
+        # finalizer, the last way such a watch ends, would never run. A dead frame's id matched
+        # later means that call ended with no on_*_end: ending its watch then is right.
+        self.watched: dict[int, Any] = {}
 
     def hook(self, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         watched = self.watched
@@ -209,7 +228,7 @@ class _FilterHook:
                     while walk is not None:
                         leaving.add(id(walk.tb_frame))
                         walk = walk.tb_next
-                    for key, (_frame, on_error) in list(watched.items()):
+                    for key, on_error in list(watched.items()):
                         if key in leaving:  # the watched call's own frame: leaving it
                             _fire({0: on_error})
                 except Exception:
@@ -230,7 +249,9 @@ def _traceback_utils(keras: ModuleType) -> ModuleType | None:
             module = importlib.import_module(name)
         except ImportError:
             continue
-        if callable(getattr(module, "_process_traceback_frames", None)) and hasattr(module, "filter_traceback"):
+        if callable(getattr(module, "_process_traceback_frames", None)) and hasattr(
+            module, "filter_traceback"
+        ):
             return module
     return None
 
@@ -249,7 +270,7 @@ def guard_call(stack: ExitStack, keras: ModuleType, frame: FrameType | None, on_
             _FILTER.module, _FILTER.original = module, module._process_traceback_frames
             _FILTER.installed = _FILTER.hook(_FILTER.original)
             module._process_traceback_frames = _FILTER.installed  # type: ignore[attr-defined]
-        _FILTER.watched[key] = (frame, on_error)
+        _FILTER.watched[key] = on_error
 
     def release() -> None:
         with _LOCK:

@@ -170,13 +170,12 @@ def aggregate(
     n = 0  # the call index (a summarised run advances it by its number of calls)
     for i, entry in enumerate(entries):
         if type(entry) is HitRun:
-            for state, calls, seconds in entry.states.values():
-                count_hits(acc_for(state), calls, seconds)
-            for graph, hits in entry.graphs.values():
-                acc = acc_for(graph.state)
-                run_gi = index_of(acc, graph)
-                acc.add_hits(run_gi, hits)
-            names = tuple(dict.fromkeys(slot[0].info.qualname for slot in entry.states.values()))
+            for share in entry.states.values():
+                count_hits(acc_for(share.state), share.calls, share.seconds)
+            for served in entry.graphs.values():
+                acc = acc_for(served.graph.state)
+                acc.add_hits(index_of(acc, served.graph), served.hits)
+            names = tuple(dict.fromkeys(share.state.info.qualname for share in entry.states.values()))
             runs.append(
                 CallRun(
                     n, entry.calls, entry.seconds, entry.max_seconds, names, since(entry.start), entry.thread

@@ -43,11 +43,13 @@ __all__ = [
     "CallLog",
     "CallRecord",
     "FunctionState",
+    "GraphHits",
     "GraphState",
     "Hit",
     "HitRun",
     "LiveCounters",
     "LogEntry",
+    "StateHits",
     "ThreadStack",
     "WatchLog",
     "new_hit",
@@ -232,26 +234,46 @@ class HitRun:
         self.max_seconds = 0.0
         self.start = start
         self.thread = thread
-        self.states: dict[int, list[Any]] = {}  # id(state) -> [state, calls, seconds]
-        self.graphs: dict[int, list[Any]] = {}  # id(graph) -> [graph, hits]
+        self.states: dict[int, StateHits] = {}  # by id(state)
+        self.graphs: dict[int, GraphHits] = {}  # by id(graph)
 
-    def add(self, state: Any, seconds: float, graph: Any, start: float, stack: Any) -> None:
+    def add(self, hit: Hit) -> None:
+        seconds = hit.seconds
         self.calls += 1
         self.seconds += seconds
         if seconds > self.max_seconds:
             self.max_seconds = seconds
-        slot = self.states.get(id(state))
-        if slot is None:
-            self.states[id(state)] = [state, 1, seconds]
-        else:
-            slot[1] += 1
-            slot[2] += seconds
-        if graph is not None:
-            gslot = self.graphs.get(id(graph))
-            if gslot is None:
-                self.graphs[id(graph)] = [graph, 1]
-            else:
-                gslot[1] += 1
+        share = self.states.get(id(hit.state))
+        if share is None:
+            share = self.states[id(hit.state)] = StateHits(hit.state)
+        share.calls += 1
+        share.seconds += seconds
+        if hit.graph is not None:
+            graph = self.graphs.get(id(hit.graph))
+            if graph is None:
+                graph = self.graphs[id(hit.graph)] = GraphHits(hit.graph)
+            graph.hits += 1
+
+
+class StateHits:
+    """One function object's share of a :class:`HitRun`: its calls and their time."""
+
+    __slots__ = ("calls", "seconds", "state")
+
+    def __init__(self, state: FunctionState) -> None:
+        self.state = state
+        self.calls = 0
+        self.seconds = 0.0
+
+
+class GraphHits:
+    """One graph's share of a :class:`HitRun`: the cached calls it served."""
+
+    __slots__ = ("graph", "hits")
+
+    def __init__(self, graph: GraphState) -> None:
+        self.graph = graph
+        self.hits = 0
 
 
 class CallLog:
@@ -293,7 +315,7 @@ class CallLog:
                     if run is None or run.calls >= BLOCK:
                         run = runs[id(entry.stack)] = HitRun(entry.start, entry.stack.thread)
                         out.append(run)
-                    run.add(*entry)
+                    run.add(entry)
                 else:
                     out.append(entry)
                     runs.clear()

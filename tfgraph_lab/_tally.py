@@ -83,8 +83,8 @@ class Tally:
             if isinstance(entry, Hit):
                 count_hits(self._row(entry.state), 1, entry.seconds)
             elif isinstance(entry, HitRun):
-                for state, calls, seconds in entry.states.values():
-                    count_hits(self._row(state), calls, seconds)
+                for share in entry.states.values():
+                    count_hits(self._row(share.state), share.calls, share.seconds)
             elif count_record(self._row(entry.state), entry) and not entry.state.info.wraps:
                 last = (entry.state.info.qualname, entry.reasons)
                 self.last_retrace[Selection.ALL] = last

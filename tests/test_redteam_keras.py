@@ -256,3 +256,20 @@ def test_a_watch_no_guard_saw_fail_still_ends_when_the_callback_is_collected() -
         assert not is_patched(), "a guard kept the callback alive: its watch never ends"
     finally:
         switch.enable_traceback_filtering()
+
+
+def test_inside_an_outer_watch_a_failing_fit_ends_only_its_own() -> None:
+    import tfgraph_lab
+
+    model = tiny_model()
+    cb = TraceCallback()
+    with tfgraph_lab.watch() as outer:
+        with pytest.raises(RuntimeError):
+            model.fit(
+                GOOD_X, GOOD_Y, epochs=2, verbose=0, callbacks=[cb, Raises("on_epoch_end", RuntimeError("x"))]
+            )
+        assert is_patched()  # the outer watch goes on: TF as it was before fit (patched by it)
+        _unrelated_calls_are_not_recorded(cb)
+    assert not is_patched()
+    assert any(f.qualname.endswith("unrelated") for f in outer.report.functions)  # the outer one saw it
+    cb.close()

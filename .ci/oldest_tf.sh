@@ -26,6 +26,7 @@ CORE_TESTS=(
   tests/test_xla_log.py  # XLA counts against TF 2.15's own compile log (tsl's line format)
   tests/test_xla_caveats.py  # fixes under XLA and a strategy, against TF 2.15's own counts
   tests/test_redteam_keras.py  # a failing fit/evaluate/predict unpatches at once, Keras 2 too
+  tests/test_redteam_api.py  # incl. a trace begun before the watch (TF's __call__ frame, 2.15)
 )
 
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1

@@ -49,7 +49,7 @@ def make_call_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any
     entries = calllog.entries
     tls = hub.tls
     states_get = hub.states.get
-    new_frame = Frame
+    new_frame, via_call = Frame, Via.CALL  # an enum member read per call costs ~90 ns (Python 3.11)
     assert hub.handles is not None
     eager_flags = hub.handles.eager_flag_module  # RUN_FUNCTIONS_EAGERLY lives here
 
@@ -62,7 +62,7 @@ def make_call_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any
         state = states_get(id(fn))
         if state is None or state.ref() is not fn:
             state = hub.state_for(fn)
-        frame = new_frame(state, Via.CALL)
+        frame = new_frame(state, via_call)
         stack.append(frame)
         t0 = perf()
         try:

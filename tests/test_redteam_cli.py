@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -127,9 +128,24 @@ def test_a_script_that_closes_stdout_still_gets_its_report(tmp_path: Path) -> No
     assert json.loads((tmp_path / "r.json").read_text())["functions"][0]["calls"] == 1
 
 
+@pytest.fixture
+def sigint_as_a_terminal_gives_it() -> Iterator[None]:
+    """Children of the test get SIGINT's default action. A runner started as a background job of
+    a non-interactive shell (``cmd &``) ignores SIGINT, and an ignored signal stays ignored
+    across exec: the plain ``python`` below then ran to the end and exited 0 (seen in a CI run
+    started that way)."""
+    before = signal.getsignal(signal.SIGINT)
+    if before == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a caught signal resets on exec
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="POSIX signals")
-def test_sigint_ends_as_python_ends(tmp_path: Path) -> None:
+def test_sigint_ends_as_python_ends(tmp_path: Path, sigint_as_a_terminal_gives_it: None) -> None:
     """``python script.py`` interrupted exits by SIGINT (-2 to a parent, 130 in a shell): so
     must ``tfgraph-lab run``, after its report and JSON."""
     script = _script(tmp_path, "step(tf.ones([2]))\nimport os, signal\nos.kill(os.getpid(), signal.SIGINT)\n")

@@ -91,6 +91,8 @@ def test_demo_shows_trap_and_cure(tmp_path: Path) -> None:
     long = [line for line in (proc.stdout + proc.stderr).splitlines() if len(line) > 200]
     assert not long, f"every line the demo prints is at most 200 characters: {long}"
     assert "WARNING:tensorflow" not in proc.stderr  # TF's retracing warning: explained, so quiet
+    assert "    … 15 more graphs (--all lists them)" in proc.stdout  # 22 rows were 22 lines
+    assert "cure: 1 trace," in proc.stdout
     trap = json.loads(out.read_text())
     (fn,) = [f for f in trap["functions"] if f["qualname"].endswith("train_step")]
     from tfgraph_lab.demo import EPOCHS

@@ -168,3 +168,22 @@ def test_a_long_summary_is_cut_between_its_two_ways_not_mid_sentence() -> None:
     assert _clip_summary("pass `lr` as a tensor") == "pass `lr` as a tensor"
     one_way = "declare " + "a very long clause " * 10
     assert _clip_summary(one_way).endswith("…") and len(_clip_summary(one_way)) <= SUMMARY_CHARS
+
+
+def test_a_cache_of_many_graphs_shows_its_first_and_last_rows_and_folds_the_rest() -> None:
+    """The demo's trap held 22 graphs (one per learning rate and batch size), 22 rows to scroll
+    past before the first reason; a long cache shows 5 + 2 rows, and --all shows every one."""
+    step = tf.function(lambda x, lr: x * lr)
+    with tfgraph_lab.watch() as rec:
+        for n in range(12):
+            step(tf.ones([2]), 0.1 * (n + 1))
+    assert step.experimental_get_tracing_count() == 12
+    report = rec.report
+    cache = str(report).split("graph cache:", 1)[1].split("traces:", 1)[0]
+    rows = [line.split()[0] for line in cache.splitlines() if line.startswith("    #")]
+    assert rows == ["#0", "#1", "#2", "#3", "#4", "#10", "#11"]
+    assert "    … 5 more graphs (--all lists them)" in cache
+    html = report._repr_html_()
+    assert "<summary>5 more graphs</summary>" in html and html.count("<td class='tfgl-num'>#") == 12
+    every = str(report.with_options(show_framework=True)).split("graph cache:", 1)[1].split("traces:", 1)[0]
+    assert sum(line.startswith("    #") for line in every.splitlines()) == 12

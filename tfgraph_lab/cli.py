@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="show the retracing trap and its cure on a tiny model")
     demo.add_argument("--json", metavar="PATH", help="write the trap's report as JSON")
+    demo.add_argument("--all", action="store_true", help="list every graph of the cache")
 
     show = sub.add_parser(
         "report",
@@ -265,7 +266,7 @@ def _demo(args: argparse.Namespace) -> int:
         raise TensorFlowMissingError() from exc
     from .demo import run_demo
 
-    slow, _ = run_demo()
+    slow, _ = run_demo(show_all=args.all)
     if args.json:
         from .output import write_json
 

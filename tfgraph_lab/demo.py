@@ -14,7 +14,7 @@ import time
 from typing import Any, TextIO
 
 from .recorder import watch
-from .render.format import fmt_seconds
+from .render.format import fmt_seconds, plural
 
 __all__ = ["EPOCHS", "cure", "run_demo", "trap"]
 
@@ -106,8 +106,9 @@ def cure() -> Any:
     return recorder.report
 
 
-def run_demo(out: TextIO = sys.stdout) -> tuple[Any, Any]:
-    """Run the trap and the cure, print both reports and the comparison."""
+def run_demo(out: TextIO = sys.stdout, show_all: bool = False) -> tuple[Any, Any]:
+    """Run the trap and the cure, print both reports (every graph row with ``show_all``, as
+    ``--all``) and the comparison."""
     _warm_up()
     t0 = time.perf_counter()
     slow = trap()
@@ -118,17 +119,17 @@ def run_demo(out: TextIO = sys.stdout) -> tuple[Any, Any]:
     print(rule, file=out)
     print("THE TRAP: Python float lr, Python bool flag, smaller last batch", file=out)
     print(rule, file=out)
-    print(slow, file=out)
+    print(slow.with_options(show_framework=True) if show_all else slow, file=out)
     print("", file=out)
     print(rule, file=out)
     print("THE CURE: tensors for lr and the flag, input_signature with None batch dims", file=out)
     print(rule, file=out)
-    print(fast, file=out)
+    print(fast.with_options(show_framework=True) if show_all else fast, file=out)
     print("", file=out)
     print(rule, file=out)
     print(
         f"trap: {slow.traces} traces, tracing {fmt_seconds(slow.trace_seconds)}, "
-        f"loop {fmt_seconds(t1 - t0)}  |  cure: {fast.traces} trace(s), tracing "
+        f"loop {fmt_seconds(t1 - t0)}  |  cure: {plural(fast.traces, 'trace')}, tracing "
         f"{fmt_seconds(fast.trace_seconds)}, loop {fmt_seconds(t2 - t1)}  |  "
         f"the cure ran {(t1 - t0) / (t2 - t1):.1f}× as fast (measured now, side by side)",
         file=out,

@@ -29,6 +29,7 @@ from .text import (
     cost_phrase,
     folded_text,
     graphs_shown,
+    long_cache_split,
     notices,
     tf_warnings_said,
     tracing_time,
@@ -197,7 +198,15 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
         )
     if fn.graphs:
         shown_graphs, folded = graphs_shown(report, fn)
-        out.append(_cache_table(shown_graphs))
+        head, middle, tail = long_cache_split(report, shown_graphs)
+        out.append(_cache_table(head))
+        if middle:
+            out.append(
+                f"<details class='tfgl-folded-graphs'><summary>{plural(len(middle), 'more graph')}</summary>"
+                f"{_cache_table(middle)}</details>"
+            )
+        if tail:
+            out.append(_cache_table(tail))
         if folded:
             out.append(
                 f"<details class='tfgl-folded-graphs'><summary>{escape(folded_text(report, len(folded)))}"

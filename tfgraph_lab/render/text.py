@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 MAX_RETRACES_SHOWN = 8
+MAX_GRAPHS_SHOWN = 8  # a longer cache shows its first 5 and last 2 rows; the rows between fold
 LINE_CHARS = 200  # a line a person reads in seconds; longer text wraps under its own indent
 _ADDRESS = re.compile(r"<(?:function|bound method) ([\w.<>]+) at 0x[0-9a-fA-F]+>")
 
@@ -173,13 +174,11 @@ def _render_text(report: TraceReport) -> str:
         if fn.graphs:
             lines.append("  graph cache:")
             shown_graphs, folded = graphs_shown(report, fn)
-            for i, g in shown_graphs:
-                note = "" if g.traced_in_watch else "  (traced before the watch)"
-                if g.via not in (Via.CALL, Via.BEFORE):
-                    note += f"  (via {g.via})"
-                if g.generalised:
-                    note += "  (generalised by reduce_retracing)"
-                lines.append(f"    #{i}  {g.signature or '()'}  — {plural(g.hits, 'hit')}{note}")
+            head, middle, tail = long_cache_split(report, shown_graphs)
+            lines += [_graph_line(i, g) for i, g in head]
+            if middle:
+                lines.append(f"    … {plural(len(middle), 'more graph')} (--all lists them)")
+            lines += [_graph_line(i, g) for i, g in tail]
             if folded:
                 lines.append(f"    … {folded_text(report, len(folded))} (--all lists them)")
         traced = by_fn.get((fn.qualname, fn.filename), [])
@@ -227,6 +226,26 @@ def graphs_shown(
         return rows, []
     shown = [(i, g) for i, g in rows if g.traced_in_watch or g.hits]
     return shown, [(i, g) for i, g in rows if not (g.traced_in_watch or g.hits)]
+
+
+def long_cache_split(
+    report: TraceReport, rows: list[tuple[int, GraphSummary]]
+) -> tuple[list[tuple[int, GraphSummary]], list[tuple[int, GraphSummary]], list[tuple[int, GraphSummary]]]:
+    """``(head, middle, tail)``: a cache of more than ``MAX_GRAPHS_SHOWN`` rows shows its first 5
+    and last 2 and folds the middle (the demo's trap holds 22 graphs, most differing only in a
+    Python float), unless ``show_framework`` (``--all``) asks for every row."""
+    if report.show_framework or len(rows) <= MAX_GRAPHS_SHOWN:
+        return rows, [], []
+    return rows[:5], rows[5:-2], rows[-2:]
+
+
+def _graph_line(i: int, g: GraphSummary) -> str:
+    note = "" if g.traced_in_watch else "  (traced before the watch)"
+    if g.via not in (Via.CALL, Via.BEFORE):
+        note += f"  (via {g.via})"
+    if g.generalised:
+        note += "  (generalised by reduce_retracing)"
+    return f"    #{i}  {g.signature or '()'}  — {plural(g.hits, 'hit')}{note}"
 
 
 def folded_text(report: TraceReport, n: int) -> str:

@@ -8,21 +8,20 @@ last one detaches (watches nest; each sees its own slice of one shared log throu
   a thread-local stack of frames says which function object is being called on each thread.
   The ``__call__`` hook replaces TF's traceback-filtering wrapper and filters exceptions as it
   does, so it adds no Python frame to a call;
-* ``ConcreteFunction._call_flat``: which graph actually ran, for the graph-cache hit counts.
-  Installed only once some watched function holds two graphs that could serve a cached call:
-  while every function has one such graph, a hit can only have run that one, and the hot path
-  is spared an extra Python frame per call (``benchmarks/overhead.py`` prints both costs);
+* ``ConcreteFunction._call_flat``: which graph ran (hit counts), installed only once a watched
+  function holds two graphs that could serve a cached call: until then a hit can only have run
+  the one, and the hot path is spared a frame per call (``benchmarks/overhead.py``);
 * a ``CONCRETE_FUNCTION_CALLBACKS`` entry (:meth:`Hub.on_concrete_function`): exactly one event
   per new graph, on the tracing thread, attributed through the cache the graph goes into (never
   by count deltas, which are wrong under threads and overlap under recursion);
-* a logging filter that copies TensorFlow's own retracing warnings into the report and keeps
-  them quiet while the watch explains them (:mod:`tfgraph_lab._tf_warnings`).
+* a logging filter: TF's retracing warnings into the report, quiet while explained.
 
 The hub keeps the registry of function objects (:class:`~tfgraph_lab._calllog.FunctionState`,
-held weakly), records the slow path (:meth:`Hub.record_slow_call`: a call that traced, raised
-or ran no graph) and keeps what outlives a watch: ``HUB`` is the one recording state, reset by
-:meth:`Hub.reset`; the hooks know it as a :class:`~tfgraph_lab._host.Host`. It holds no strong
-reference to a user argument, a ``Function`` or a graph. TF only via the adapter; no IPython.
+held weakly; Keras's steps named for the user, :mod:`tfgraph_lab.keras_steps`), records the slow
+path (:meth:`Hub.record_slow_call`: a call that traced, raised or ran no graph) and keeps what
+outlives a watch: ``HUB`` is the one recording state, reset by :meth:`Hub.reset`; the hooks know
+it as a :class:`~tfgraph_lab._host.Host`. No strong reference to a user argument, a ``Function``
+or a graph. TF only via the adapter; no IPython.
 """
 
 from __future__ import annotations
@@ -44,6 +43,7 @@ from ._tf_warnings import RetraceWarningHandler, handler_installed, install_hand
 from ._xla import XlaMemory, XlaModel, XlaOutcome
 from .datatypes import Reason
 from .failures import error_text, explain_failure
+from .keras_steps import keras_name
 from .vocab import Scope, Via
 
 __all__ = ["HUB", "Hub", "hooks_installed"]
@@ -115,7 +115,6 @@ class Hub:
             self.xla_memory.clear()
             self.labels.clear()
 
-    # ----------------------------------------------------------------- install/remove
     def attach(self) -> WatchLog:
         """Start a watch: install the hooks if none is active; returns the watch's log view."""
         with self.lock:
@@ -217,7 +216,6 @@ class Hub:
         if hit_graph is None and len(graphs) > 1:
             self.need_call_flat_hook()
 
-    # -------------------------------------------------------------------- registry
     def stack(self) -> ThreadStack:
         try:
             return self.tls.stack  # type: ignore[no-any-return]
@@ -239,6 +237,9 @@ class Hub:
         self.objects_seen[(info.qualname, info.filename)] = object_no + 1
         fn_id = id(fn)
         state = FunctionState(info, None, object_no)
+        named = keras_name(fn) if info.framework else None
+        if named is not None:  # Keras's train/test/predict step: the user's row, in every watch
+            state.rename(*named)
         state_ref = weakref.ref(state)
 
         def collected(_: Any, fn_id: int = fn_id) -> None:
@@ -278,7 +279,6 @@ class Hub:
         state.graphs[cf_id] = graph
         state.graph_list.append(graph)
 
-    # ----------------------------------------------------------------- TF callback
     def on_concrete_function(self, cf: Any) -> None:
         """CONCRETE_FUNCTION_CALLBACKS entry: one new graph, on the thread that traced it."""
         try:
@@ -341,7 +341,6 @@ class Hub:
         self.cache_owner[trace.cache_id] = state
         return state
 
-    # ------------------------------------------------------------------------ calls
     def record_slow_call(
         self,
         frame: Frame,

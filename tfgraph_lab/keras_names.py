@@ -22,64 +22,11 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
+from .keras_steps import model_owner, step_functions
+
 __all__ = ["KerasNames", "model_owner", "step_functions"]
 
 _PHASES = {("fit", "train"): "fit · train", ("fit", "test"): "fit · validation"}
-_SERIALS: dict[int, tuple[Any, int]] = {}  # id(model) -> (weak reference, serial)
-_COUNTER = [0]
-
-
-def model_owner(model: Any) -> str:
-    """A name for ``model`` unique in this process (ids are reused after a model is gone)."""
-    slot = _SERIALS.get(id(model))
-    if slot is None or slot[0]() is not model:
-        for key in [k for k, (ref, _) in _SERIALS.items() if ref() is None]:
-            del _SERIALS[key]
-        _COUNTER[0] += 1
-        slot = _SERIALS[id(model)] = (weakref.ref(model), _COUNTER[0])
-    return f"keras model #{slot[1]}"
-
-
-def _is_tf_function(value: Any) -> bool:
-    return hasattr(value, "experimental_get_tracing_count") and hasattr(value, "python_function")
-
-
-def _part(fn: Any, kind: str) -> str:
-    """ "step", "loop" or "step (XLA)" from the name of the Python function Keras wrapped."""
-    name = getattr(getattr(fn, "python_function", None), "__name__", "")
-    if name.startswith("multi_step_on_"):
-        return "loop"
-    if kind == "predict" and name == "one_step_on_data":
-        return "step (XLA)"  # inside predict's own tf.function, only with jit_compile=True
-    return "step"
-
-
-def step_functions(model: Any, kind: str) -> list[tuple[Any, str]]:
-    """The tf.functions behind ``model.{kind}_function`` (``kind``: train, test, predict), each
-    with its part ("step", "loop", "step (XLA)"): the function itself if it is one, and those
-    its closures hold, three levels deep."""
-    root = getattr(model, f"{kind}_function", None)
-    found: dict[int, Any] = {}
-
-    def walk(value: Any, depth: int) -> None:
-        if _is_tf_function(value):
-            if id(value) in found:
-                return
-            found[id(value)] = value
-            value = value.python_function
-        if depth > 3:
-            return
-        for cell in getattr(value, "__closure__", None) or ():
-            try:
-                inner = cell.cell_contents
-            except ValueError:
-                continue
-            if _is_tf_function(inner) or (callable(inner) and getattr(inner, "__closure__", None)):
-                walk(inner, depth + 1)
-
-    if root is not None:
-        walk(root, 0)
-    return [(fn, _part(fn, kind)) for fn in found.values()]
 
 
 @dataclass

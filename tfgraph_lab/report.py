@@ -154,10 +154,11 @@ class TraceReport:
         return sum(e.traces for e in self.events if e.began_before_watch and self.selects(e, self.selection))
 
     def function(self, qualname: str) -> FunctionSummary:
-        """The summary of the function called ``qualname`` (or ending in ``.qualname``)."""
+        """The summary of the function called ``qualname`` (or ending in ``.qualname``, or in
+        ``· qualname``: ``"fit · train step"`` finds ``"sequential · fit · train step"``)."""
         matches = [f for f in self.functions if f.qualname == qualname]
         if not matches:
-            matches = [f for f in self.functions if f.qualname.endswith("." + qualname)]
+            matches = [f for f in self.functions if f.qualname.endswith(("." + qualname, " · " + qualname))]
         if not matches:
             known = ", ".join(sorted({f.qualname for f in self.functions})) or "none"
             raise KeyError(f"no function {qualname!r} in this report; functions seen: {known}")

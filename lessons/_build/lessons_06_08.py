@@ -167,8 +167,9 @@ watching for retracing with `%tracewatch on` and `tfgraph_lab.monitor()`."""),
         setup("import keras"),
         md("""## Keras `fit`
 
-Keras compiles its own training step into `tf.function`s. These are *framework* functions:
-`%%tracewatch` hides them unless you pass `--all`. 200 examples in batches of 32 leave a last
+Keras compiles its own training step into `tf.function`s. `%%tracewatch` shows them named for
+what they serve — `sequential · fit · train step` — and hides Keras's other internals (the
+`tf.data` helpers it builds) unless you pass `--all`. 200 examples in batches of 32 leave a last
 batch of 8. **Predict:** does `fit` trace its training step again for that last batch?"""),
         code("""\
 X = tf.reshape(tf.range(200 * 8, dtype=tf.float32) % 11.0 / 11.0, [200, 8])
@@ -179,9 +180,9 @@ model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="
 model.compile(optimizer="sgd", loss="mse")"""),
         guess("fit_guess", "True or False: does fit trace its step again for the last batch of 8?", False),
         code("""\
-%%tracewatch --all -v fit_report
+%%tracewatch -v fit_report
 history = model.fit(X, Y, batch_size=32, epochs=3, verbose=0)"""),
-        grade("fit_guess", "fit_report.function('one_step_on_data').traces > 1", what="fit traced its step again"),
+        grade("fit_guess", "fit_report.function('fit · train step').traces > 1", what="fit traced its step again"),
         md("""**Explain.** `fit` did not retrace for the last batch, and not by magic: Keras turns the
 arrays into a `tf.data` dataset whose batch dimension is unknown (`None` — the last batch may
 be smaller, as lesson 04 showed), and its step functions take the batches from that dataset
@@ -205,7 +206,7 @@ keras.utils.set_random_seed(0)
 xla_model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(1)])
 xla_model.compile(optimizer="sgd", loss="mse", jit_compile=True)"""),
         code("""\
-%%tracewatch --all
+%%tracewatch
 history = xla_model.fit(X, Y, batch_size=32, epochs=3, verbose=0)"""),
         md("""**Explain.** One trace of the step, and XLA compiled twice: once for the batches of 32 and once for
 the last batch of 8 (then both are cached, in later epochs too). XLA compiles once per graph
@@ -284,7 +285,7 @@ for t in (2.0, 3.0, 4.0):
         code("%tracewatch off"),
         md("""## Recap
 
-* `%%tracewatch --all` shows Keras' internal functions; `fit` does not retrace for the last
+* `%%tracewatch` shows Keras's step functions by name (`--all` adds its other internals); `fit` does not retrace for the last
   batch because its dataset's batch dimension is unknown (`None`) inside the graph (on a GPU,
   `jit_compile="auto"` turns XLA on, which compiles once more for the last batch's shape).
 * `--live` shows each trace as a spike in the time per call, while the loop runs.

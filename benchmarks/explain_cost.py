@@ -20,8 +20,9 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 import tensorflow as tf
 
 import tfgraph_lab
-from tfgraph_lab import _history, _hub
-from tfgraph_lab import _tf_adapter as tfa
+from tfgraph_lab import adapter as tfa
+from tfgraph_lab.recording import history as _history
+from tfgraph_lab.recording import hub as _hub
 
 STEPS = {
     (tfa, "graph_signature"),

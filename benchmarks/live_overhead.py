@@ -28,7 +28,7 @@ def main() -> None:
     import tensorflow as tf
 
     import tfgraph_lab
-    from tfgraph_lab.live_display import LiveDisplay
+    from tfgraph_lab.faces.live_view import LiveDisplay
 
     @tf.function
     def step(x: tf.Tensor) -> tf.Tensor:

@@ -186,8 +186,8 @@ def measure(
 def hook_cost_us() -> tuple[float, float]:
     """µs the hooks add to one call whose TensorFlow part is a no-op: for a function with one
     graph (no ``_call_flat`` hook needed) and for one with two (that hook runs too)."""
-    from tfgraph_lab._hooks import make_call_flat_hook, make_call_hook
-    from tfgraph_lab._hub import HUB
+    from tfgraph_lab.recording.hooks import make_call_flat_hook, make_call_hook
+    from tfgraph_lab.recording.hub import HUB
 
     @tf.function
     def identity(x):
@@ -224,7 +224,7 @@ def hook_cost_us() -> tuple[float, float]:
 def xla_path_cost_us() -> tuple[float, float]:
     """µs the XLA path adds to a cached call of a ``jit_compile=True`` function (its cache key
     read and looked up), and that call's own median time, measured here side by side."""
-    from tfgraph_lab._tf_adapter import xla_key_reader
+    from tfgraph_lab.adapter import xla_key_reader
 
     fn, args = xla_stack()
     key = xla_key_reader()

@@ -14,7 +14,7 @@ import re
 import statistics
 import time
 
-from tfgraph_lab.datatypes import Event, FunctionSummary, GraphSummary, Reason
+from tfgraph_lab.model.records import Event, FunctionSummary, GraphSummary, Reason
 from tfgraph_lab.report import TraceReport
 
 BUDGET_SECONDS = 0.5

@@ -15,7 +15,7 @@ import pytest
 
 
 def _tf_state() -> tuple[object, ...] | None:
-    from tfgraph_lab import _tf_adapter as tfa
+    from tfgraph_lab import adapter as tfa
 
     h = tfa.loaded_handles()
     if h is None:
@@ -37,7 +37,7 @@ def tensorflow_left_as_found() -> Iterator[None]:
     """Every test must leave TensorFlow exactly as it found it (no hook, no callback, no handler)."""
     before = _tf_state()
     yield
-    from tfgraph_lab.recorder import is_patched
+    from tfgraph_lab.watching.recorder import is_patched
 
     assert not is_patched(), "a tfgraph_lab hook is still installed in TensorFlow"
     after = _tf_state()
@@ -49,7 +49,7 @@ def tensorflow_left_as_found() -> Iterator[None]:
 def small_call_log(monkeypatch: pytest.MonkeyPatch) -> None:
     """The call log summarises cache hits after 50 calls, in windows of 100 and blocks of 20
     (instead of 20,000 calls), so a test of a long watch stays short."""
-    from tfgraph_lab import _calllog
+    from tfgraph_lab.recording import calllog as _calllog
 
     monkeypatch.setattr(_calllog, "KEEP_FIRST", 50)
     monkeypatch.setattr(_calllog, "WINDOW", 100)
@@ -61,7 +61,7 @@ def fresh_recording() -> None:
     """Start the recording state afresh (no earlier function objects per code, no XLA keys, no
     cell labels): a model built by an earlier test would make this test's first trace a true
     new-function-object. The one reset (``recorder.reset_recording``), not monkeypatching."""
-    from tfgraph_lab.recorder import reset_recording
+    from tfgraph_lab.watching.recorder import reset_recording
 
     reset_recording()
 
@@ -77,7 +77,7 @@ def shell(request: pytest.FixtureRequest) -> Iterator[Any]:
     """
     from IPython.core.interactiveshell import InteractiveShell
 
-    from tfgraph_lab.recorder import reset_recording
+    from tfgraph_lab.watching.recorder import reset_recording
 
     ip = InteractiveShell.instance()
     reset_recording()
@@ -87,7 +87,7 @@ def shell(request: pytest.FixtureRequest) -> Iterator[Any]:
         result = ip.run_cell(setup)
         assert result.success, f"SHELL_SETUP of {request.module.__name__} failed: {result.error_in_exec!r}"
     yield ip
-    from tfgraph_lab.monitor import shell_monitor
+    from tfgraph_lab.faces.monitor import shell_monitor
 
     shell_monitor(ip).stop()  # before unloading: an unload while on would resume at the next load
     if "tfgraph_lab" in ip.extension_manager.loaded:

@@ -50,39 +50,39 @@ def test_a_lazy_upward_import_breaks_the_layers(tmp_path: Path) -> None:
     )
     proc = lint_imports(tmp_path)
     assert proc.returncode != 0, proc.stdout
-    assert "tfgraph_lab.explain -> tfgraph_lab.report" in proc.stdout, proc.stdout
-    assert "tfgraph_lab.explain -> tensorflow" in proc.stdout, proc.stdout
+    assert "tfgraph_lab.explain.trace -> tfgraph_lab.report" in proc.stdout, proc.stdout
+    assert "tfgraph_lab.explain.trace -> tensorflow" in proc.stdout, proc.stdout
 
 
 # One violation per contract (file, code added at its end, a chain lint-imports must print),
 # each as a lazy import inside a function: grimp sees those too. Issue 19 found half of these
 # accepted by the contracts of the time.
 INJECTED = {
-    "layers": ("exercises/__init__.py", "from ..cli import main", "tfgraph_lab.exercises -> tfgraph_lab.cli"),
+    "layers": ("exercises/__init__.py", "from ..cli import main", "tfgraph_lab.exercises -> tfgraph_lab.faces.cli"),
     "pure-core": ("report.py", "import IPython", "tfgraph_lab.report -> IPython"),
-    "adapter": ("_hub.py", "import IPython", "tfgraph_lab._hub -> IPython"),
+    "adapter": ("_hub.py", "import IPython", "tfgraph_lab.recording.hub -> IPython"),
     "hubcheck": ("hubcheck/__init__.py", "import tensorflow", "tfgraph_lab.hubcheck -> tensorflow"),
-    "tensorflow": ("livelog.py", "import tensorflow", "tfgraph_lab.livelog -> tensorflow"),
-    "front-ends": ("keras.py", "from ._hub import HUB", "tfgraph_lab.keras -> tfgraph_lab._hub"),
+    "tensorflow": ("livelog.py", "import tensorflow", "tfgraph_lab.watching.livelog -> tensorflow"),
+    "front-ends": ("keras.py", "from ._hub import HUB", "tfgraph_lab.keras -> tfgraph_lab.recording.hub"),
     "renderers": (
         "render/text.py",
         "from .. import _tf_warnings",
-        "tfgraph_lab.render.text -> tfgraph_lab._tf_warnings",
+        "tfgraph_lab.render.text -> tfgraph_lab.recording.tf_warnings",
     ),
-    "live-log": ("livelog.py", "from ._hub import HUB", "tfgraph_lab.livelog -> tfgraph_lab._hub"),
+    "live-log": ("livelog.py", "from ._hub import HUB", "tfgraph_lab.watching.livelog -> tfgraph_lab.recording.hub"),
     "recorder": (
         "recorder.py",
         "from . import _tf_adapter",
-        "tfgraph_lab.recorder -> tfgraph_lab._tf_adapter",
+        "tfgraph_lab.watching.recorder -> tfgraph_lab.adapter",
     ),
 }
 ALSO_INJECTED = [  # more of issue 19's list, each against a contract above
-    ("monitor.py", "from ._hub import HUB", "tfgraph_lab.monitor -> tfgraph_lab._hub"),
-    ("_magic.py", "from . import _hooks", "tfgraph_lab._magic -> tfgraph_lab._hooks"),
+    ("monitor.py", "from ._hub import HUB", "tfgraph_lab.monitor -> tfgraph_lab.recording.hub"),
+    ("_magic.py", "from . import _hooks", "tfgraph_lab.faces.magic -> tfgraph_lab.recording.hooks"),
     # the hub hands itself to the hooks and the XLA path as a _host.Host: no circle back
-    ("_hooks.py", "from ._hub import Hub", "tfgraph_lab._hooks -> tfgraph_lab._hub"),
-    ("_xla.py", "from ._hub import Hub", "tfgraph_lab._xla -> tfgraph_lab._hub"),
-    ("_xla.py", "from ._hooks import make_call_hook", "tfgraph_lab._xla -> tfgraph_lab._hooks"),
+    ("_hooks.py", "from ._hub import Hub", "tfgraph_lab.recording.hooks -> tfgraph_lab.recording.hub"),
+    ("_xla.py", "from ._hub import Hub", "tfgraph_lab.recording.xla -> tfgraph_lab.recording.hub"),
+    ("_xla.py", "from ._hooks import make_call_hook", "tfgraph_lab.recording.xla -> tfgraph_lab.recording.hooks"),
 ]
 
 
@@ -170,8 +170,8 @@ def test_the_architecture_page_places_every_module() -> None:
 
 
 def test_a_merged_report_keeps_its_processes_through_its_json() -> None:
-    from tfgraph_lab.merge import merge_reports
     from tfgraph_lab.report import TraceReport
+    from tfgraph_lab.report.merge import merge_reports
 
     merged = merge_reports([("a.json", TraceReport()), ("b.json", TraceReport())]).to_dict()
     back = TraceReport.from_dict(merged).to_dict()
@@ -186,7 +186,7 @@ def test_a_merged_report_keeps_its_processes_through_its_json() -> None:
 
 
 def test_the_reason_code_table_lists_the_codes_explain_gives() -> None:
-    from tfgraph_lab.explain import CODES
+    from tfgraph_lab.explain.trace import CODES
 
     page = ARCHITECTURE.read_text(encoding="utf-8")
     table = page.split("### Reason codes", 1)[1]

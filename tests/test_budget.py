@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from tfgraph_lab.budget import TraceBudget
-from tfgraph_lab.errors import UsageProblem
+from tfgraph_lab.model.errors import UsageProblem
+from tfgraph_lab.watching.budget import TraceBudget
 
 
 @dataclass

@@ -13,8 +13,8 @@ tf = pytest.importorskip("tensorflow")
 from _cli import run_cli  # noqa: E402
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab.budget import TraceBudget  # noqa: E402
-from tfgraph_lab.errors import UnknownBudgetName  # noqa: E402
+from tfgraph_lab.model.errors import UnknownBudgetName  # noqa: E402
+from tfgraph_lab.watching.budget import TraceBudget  # noqa: E402
 
 
 @pytest.mark.parametrize(

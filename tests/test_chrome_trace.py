@@ -13,7 +13,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab.datatypes import CallRun  # noqa: E402
+from tfgraph_lab.model.records import CallRun  # noqa: E402
 from tfgraph_lab.report import TraceReport  # noqa: E402
 
 
@@ -180,7 +180,7 @@ def test_the_readme_preview_tool_draws_every_event(tmp_path: Any) -> None:
 
 
 def test_tracewatch_trace_flag_writes_the_timeline(shell: Any, tmp_path: Any) -> None:
-    from tfgraph_lab.recorder import is_patched
+    from tfgraph_lab.watching.recorder import is_patched
 
     ip = shell
     ip.run_cell("import tensorflow as tf\n@tf.function\ndef k(x):\n    return x - 2\n")

@@ -95,7 +95,7 @@ def test_demo_shows_trap_and_cure(tmp_path: Path) -> None:
     assert "cure: 1 trace," in proc.stdout
     trap = json.loads(out.read_text())
     (fn,) = [f for f in trap["functions"] if f["qualname"].endswith("train_step")]
-    from tfgraph_lab.demo import EPOCHS
+    from tfgraph_lab.faces.demo import EPOCHS
 
     # (one learning rate per epoch + the eval flag) x (full batch + last partial batch)
     assert fn["traces"] == (EPOCHS + 1) * 2

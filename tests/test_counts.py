@@ -1,4 +1,4 @@
-"""Each count defined once (tfgraph_lab.counts): the retrace flag decided when recorded, one
+"""Each count defined once (tfgraph_lab.model.counts): the retrace flag decided when recorded, one
 ``totals(selection)`` for every consumer, live counters equal to the report at every moment."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab.counts import Selection, is_retrace, totals  # noqa: E402
-from tfgraph_lab.datatypes import Event, FunctionSummary, Reason  # noqa: E402
-from tfgraph_lab.keras_steps import step_functions  # noqa: E402
+from tfgraph_lab.adapter.keras_steps import step_functions  # noqa: E402
+from tfgraph_lab.model.counts import Selection, is_retrace, totals  # noqa: E402
+from tfgraph_lab.model.records import Event, FunctionSummary, Reason  # noqa: E402
 from tfgraph_lab.report import TraceReport  # noqa: E402
 
 

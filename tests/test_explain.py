@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tfgraph_lab.explain import CODES, explain_trace
-from tfgraph_lab.fixes import input_signature_text
-from tfgraph_lab.signatures import ArgLeaf, Signature
+from tfgraph_lab.explain.fixes import input_signature_text
+from tfgraph_lab.explain.trace import CODES, explain_trace
+from tfgraph_lab.model.signatures import ArgLeaf, Signature
 
 
 def t(path: str, shape: tuple[int | None, ...] | None, dtype: str = "float32") -> ArgLeaf:

@@ -27,8 +27,8 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab import _tf_adapter as tfa  # noqa: E402
-from tfgraph_lab.recorder import is_patched  # noqa: E402
+from tfgraph_lab import adapter as tfa  # noqa: E402
+from tfgraph_lab.watching.recorder import is_patched  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -355,7 +355,7 @@ cpus = tf.config.list_physical_devices("CPU")
 tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
 
 import tfgraph_lab
-from tfgraph_lab.recorder import is_patched
+from tfgraph_lab.watching.recorder import is_patched
 from tensorflow.python.distribute import mirrored_run
 
 strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
@@ -631,7 +631,7 @@ def test_unload_and_reload_extension(shell: Any) -> None:
     assert "tracewatch" not in shell.magics_manager.magics["line"]
     # the monitor stopped with the extension: no hook fires around later cells
     shell.run_cell(
-        "from tfgraph_lab.recorder import is_patched as _ip\n_during = _ip()\next_fn(tf.ones([1]))"
+        "from tfgraph_lab.watching.recorder import is_patched as _ip\n_during = _ip()\next_fn(tf.ones([1]))"
     )
     assert shell.user_ns["_during"] is False
     result = shell.run_cell("%%tracewatch -q\next_fn(tf.ones([1]))\n")

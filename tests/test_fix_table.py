@@ -26,7 +26,7 @@ import pytest
 import tensorflow as tf
 
 import tfgraph_lab
-from tfgraph_lab.datatypes import FixPlan, Reason
+from tfgraph_lab.model.records import FixPlan, Reason
 
 KINDS = ("positional", "keyword", "varargs", "nested", "method", "flag", "default")
 CODES = (

@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 
-from tfgraph_lab import cli
-from tfgraph_lab.recorder import is_patched
+from tfgraph_lab.faces import cli
+from tfgraph_lab.watching.recorder import is_patched
 
 FUZZ = settings(
     max_examples=1000,

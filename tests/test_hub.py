@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from tests._cli import run_cli
-from tfgraph_lab.errors import UsageProblem
 from tfgraph_lab.hubcheck import kernel, learner, load, table
 from tfgraph_lab.hubcheck.learner import LearnerResult, NotebookResult
 from tfgraph_lab.hubcheck.load import CheckResult
 from tfgraph_lab.hubcheck.rest import ServerAPI, check_hub_url
+from tfgraph_lab.model.errors import UsageProblem
 
 ROOT = Path(__file__).resolve().parent.parent
 

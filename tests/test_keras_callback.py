@@ -17,7 +17,7 @@ from tensorflow.python.eager.polymorphic_function import polymorphic_function as
 
 import tfgraph_lab  # noqa: E402
 from tfgraph_lab.keras import TraceCallback  # noqa: E402
-from tfgraph_lab.recorder import is_patched  # noqa: E402
+from tfgraph_lab.watching.recorder import is_patched  # noqa: E402
 
 # Models built by earlier tests would make this module's first traces (true)
 # new-function-objects: each test starts the recording state afresh.

@@ -15,7 +15,7 @@ keras = pytest.importorskip("keras")
 
 import tfgraph_lab  # noqa: E402
 from tfgraph_lab.keras import TraceCallback  # noqa: E402
-from tfgraph_lab.keras_names import step_functions  # noqa: E402
+from tfgraph_lab.keras.names import step_functions  # noqa: E402
 
 X = np.random.default_rng(0).random((100, 4), dtype=np.float32)
 Y = np.random.default_rng(1).random((100, 1), dtype=np.float32)

@@ -37,7 +37,7 @@ def dropout_model(name: str | None = None) -> Any:
 
 def tf_functions(fn: Any) -> dict[str, Any]:
     """TF's own Function objects behind a Keras 3 train/test closure, by their Python name
-    (walked here with TF's class, independently of tfgraph_lab.keras_names)."""
+    (walked here with TF's class, independently of tfgraph_lab.keras.names)."""
     out: dict[str, Any] = {}
 
     def walk(value: Any, depth: int) -> None:

@@ -426,7 +426,7 @@ def test_lesson_00s_first_report_offers_one_fix() -> None:
     """00: the first report's four calls (float32 vectors of 2, 2, 3, 3) make one retrace with
     one fix, no alternative, and the suggested fix is the same input_signature."""
     import tfgraph_lab
-    from tfgraph_lab.fix_text import short_fix
+    from tfgraph_lab.explain.fix_text import short_fix
 
     @tf.function
     def double(x: Any) -> Any:

@@ -118,7 +118,7 @@ def test_answer_key_lives_outside_lessons_and_every_answer_was_right() -> None:
 
 def test_cheat_sheet_names_every_reason_code_and_links_lessons() -> None:
     text = (ROOT / "lessons" / "CHEATSHEET.md").read_text(encoding="utf-8")
-    from tfgraph_lab.explain import CODES
+    from tfgraph_lab.explain.trace import CODES
 
     for code in CODES:
         assert f"`{code}`" in text, code

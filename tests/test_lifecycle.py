@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from tfgraph_lab.datatypes import FunctionSummary
-from tfgraph_lab.errors import TfgraphLabError, TraceBudgetExceeded
-from tfgraph_lab.lifecycle import Lifecycle
-from tfgraph_lab.output import check_outputs
+from tfgraph_lab.model.errors import TfgraphLabError, TraceBudgetExceeded
+from tfgraph_lab.model.records import FunctionSummary
 from tfgraph_lab.report import TraceReport
+from tfgraph_lab.watching.lifecycle import Lifecycle
+from tfgraph_lab.watching.outputs import check_outputs
 
 
 class FakeRecorder:

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("tensorflow")
 from _cli import run_cli
 
-from tfgraph_lab.recorder import is_patched
+from tfgraph_lab.watching.recorder import is_patched
 
 SHELL_SETUP = "import tensorflow as tf\n@tf.function\ndef f(x):\n    return x + 1\n"  # run once in the shared `shell` (conftest.py)
 

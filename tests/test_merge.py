@@ -14,8 +14,8 @@ from _cli import run_cli as cli
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab.merge import merge_reports, process_names  # noqa: E402
 from tfgraph_lab.report import TraceReport  # noqa: E402
+from tfgraph_lab.report.merge import merge_reports, process_names  # noqa: E402
 
 SUMMED = (
     "calls", "traces", "failed_traces", "traced_calls", "retraces", "eager_calls",

@@ -13,8 +13,8 @@ pytest.importorskip("tensorflow")
 
 from _cli import run_cli
 
-from tfgraph_lab.output import OUTPUTS
-from tfgraph_lab.recorder import is_patched
+from tfgraph_lab.watching.outputs import OUTPUTS
+from tfgraph_lab.watching.recorder import is_patched
 
 CELL = "f(tf.ones([1]))\nf(tf.ones([2]))\n"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfgraph_lab.datatypes import Event, FunctionSummary, Reason
+from tfgraph_lab.model.records import Event, FunctionSummary, Reason
 from tfgraph_lab.render.xla import xla_lines, xla_row_note
 
 
@@ -94,7 +94,7 @@ def test_call_numbers_count_each_functions_calls_and_the_timeline_agrees() -> No
 
 
 def test_a_merged_report_calls_its_parts_processes_one_pid_each() -> None:
-    from tfgraph_lab.merge import merge_reports
+    from tfgraph_lab.report.merge import merge_reports
 
     merged = merge_reports([("w0.json", _two_functions()), ("w1.json", _two_functions())]).report
     text = str(merged)

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 import tensorflow as tf
 
-from tfgraph_lab._pycode import code_location, innermost_python_function
-from tfgraph_lab.recorder import is_patched
+from tfgraph_lab.model.places import code_location, innermost_python_function
+from tfgraph_lab.watching.recorder import is_patched
 
 
 def _function_method(name: str) -> Any:

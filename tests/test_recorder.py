@@ -12,7 +12,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab.recorder import is_patched  # noqa: E402
+from tfgraph_lab.watching.recorder import is_patched  # noqa: E402
 
 
 def codes(report: Any, qualname: str) -> list[str]:
@@ -273,7 +273,7 @@ def test_keras_fit_shows_the_models_steps_and_hides_keras_helpers() -> None:
     empty report ("0 functions", everything hidden as TensorFlow/Keras's own)."""
     import numpy as np
 
-    from tfgraph_lab.keras_steps import step_functions
+    from tfgraph_lab.adapter.keras_steps import step_functions
 
     model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
     model.compile("sgd", "mse")
@@ -400,7 +400,7 @@ def json_roundtrip(report: Any) -> Any:
 
 
 def _call_flat_hooked() -> bool:
-    from tfgraph_lab._tf_adapter import handles
+    from tfgraph_lab.adapter import handles
 
     cls = handles().concrete_function_class
     return bool(getattr(cls.__dict__["_call_flat"], "_tfgraph_lab_hook", False))
@@ -511,7 +511,7 @@ SCENARIOS = {
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_inferred_hits_equal_the_hits_the_call_flat_hook_reports(name: str) -> None:
-    from tfgraph_lab._hub import HUB
+    from tfgraph_lab.recording.hub import HUB
 
     run = SCENARIOS[name]()
     with tfgraph_lab.watch() as inferred:

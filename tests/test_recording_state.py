@@ -11,7 +11,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab.recorder import reset_recording  # noqa: E402
+from tfgraph_lab.watching.recorder import reset_recording  # noqa: E402
 
 
 def body(x: Any) -> Any:

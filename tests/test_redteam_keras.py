@@ -15,7 +15,7 @@ tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
 
 from tfgraph_lab.keras import TraceCallback  # noqa: E402
-from tfgraph_lab.recorder import is_patched  # noqa: E402
+from tfgraph_lab.watching.recorder import is_patched  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("fresh_recording")  # no earlier object of this code
 

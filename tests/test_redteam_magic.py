@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from tfgraph_lab.recorder import is_patched
+from tfgraph_lab.watching.recorder import is_patched
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

@@ -16,7 +16,7 @@ keras = pytest.importorskip("keras")
 
 import tfgraph_lab  # noqa: E402
 from tfgraph_lab.keras import TraceCallback  # noqa: E402
-from tfgraph_lab.recorder import is_patched  # noqa: E402
+from tfgraph_lab.watching.recorder import is_patched  # noqa: E402
 
 
 @tf.function

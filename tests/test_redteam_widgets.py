@@ -15,8 +15,8 @@ pytest.importorskip("ipywidgets")
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab.live_display import LiveDisplay  # noqa: E402
-from tfgraph_lab.recorder import is_patched  # noqa: E402
+from tfgraph_lab.faces.live_view import LiveDisplay  # noqa: E402
+from tfgraph_lab.watching.recorder import is_patched  # noqa: E402
 from tfgraph_lab.widgets import LabSettings, RetraceLab  # noqa: E402
 
 
@@ -174,9 +174,9 @@ class BrokenHandle:
 def broken_display(monkeypatch: Any) -> None:
     import IPython.display
 
-    import tfgraph_lab.live_display
+    import tfgraph_lab.faces.live_view
 
-    monkeypatch.setattr(tfgraph_lab.live_display, "_in_ipython", lambda: True)  # as in a notebook
+    monkeypatch.setattr(tfgraph_lab.faces.live_view, "_in_ipython", lambda: True)  # as in a notebook
     monkeypatch.setattr(IPython.display, "display", lambda *a, **k: BrokenHandle())
 
 
@@ -239,7 +239,7 @@ def test_live_outside_ipython_says_so_instead_of_printing_an_object(tmp_path: An
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0"}
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "traces 1"  # was '<tfgraph_lab.live_display._Bundle object at 0x…>'
+    assert done.stdout.strip() == "traces 1"  # was '<tfgraph_lab.faces.live_view._Bundle object at 0x…>'
     assert "live=True" in done.stderr and "IPython" in done.stderr
 
 

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from tfgraph_lab.datatypes import CallRun, Event, FunctionSummary, GraphSummary, Reason
+from tfgraph_lab.model.records import CallRun, Event, FunctionSummary, GraphSummary, Reason
 from tfgraph_lab.report import TraceReport
 
 

@@ -20,7 +20,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab.recorder import is_patched  # noqa: E402
+from tfgraph_lab.watching.recorder import is_patched  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 EVIL_NAME = "<script>alert('name')</script>"

@@ -11,10 +11,10 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab.datatypes import Reason  # noqa: E402
-from tfgraph_lab.fix_text import SUMMARY_CHARS, short_fix  # noqa: E402
-from tfgraph_lab.fixes import code_name  # noqa: E402
-from tfgraph_lab.livelog import LINE_CHARS, PREFIX, format_retrace  # noqa: E402
+from tfgraph_lab.explain.fix_text import SUMMARY_CHARS, short_fix  # noqa: E402
+from tfgraph_lab.explain.fixes import code_name  # noqa: E402
+from tfgraph_lab.model.records import Reason  # noqa: E402
+from tfgraph_lab.watching.livelog import LINE_CHARS, PREFIX, format_retrace  # noqa: E402
 
 
 class Records(logging.Handler):
@@ -158,7 +158,7 @@ def test_a_fix_for_one_argument_counts_what_it_saves_checked_under_tensorflow() 
 
 
 def test_a_long_summary_is_cut_between_its_two_ways_not_mid_sentence() -> None:
-    from tfgraph_lab.fix_text import _clip_summary
+    from tfgraph_lab.explain.fix_text import _clip_summary
 
     demo = (  # the demo's first retrace (TF 2.21): was cut as "… with None where…"
         "use .batch(..., drop_remainder=True) (drops the last, smaller batch), or declare an "

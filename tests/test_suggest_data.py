@@ -15,13 +15,13 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab.datatypes import Reason  # noqa: E402
-from tfgraph_lab.failures import VARIABLE_PER_TRACE  # noqa: E402
-from tfgraph_lab.signatures import ArgLeaf, Signature  # noqa: E402
-from tfgraph_lab.suggest import PER_REPLICA_FIX, suggest_fix  # noqa: E402
-from tfgraph_lab.vocab import ReasonCode  # noqa: E402
+from tfgraph_lab.explain.failures import VARIABLE_PER_TRACE  # noqa: E402
+from tfgraph_lab.explain.suggest import PER_REPLICA_FIX, suggest_fix  # noqa: E402
+from tfgraph_lab.model.records import Reason  # noqa: E402
+from tfgraph_lab.model.signatures import ArgLeaf, Signature  # noqa: E402
+from tfgraph_lab.model.vocab import ReasonCode  # noqa: E402
 
-SUGGEST = Path(__file__).resolve().parents[1] / "tfgraph_lab" / "suggest.py"
+SUGGEST = Path(__file__).resolve().parents[1] / "tfgraph_lab" / "explain" / "suggest.py"
 
 
 def test_suggest_reads_no_reason_text() -> None:
@@ -51,7 +51,7 @@ def test_a_per_replica_argument_is_recognised_by_its_type() -> None:
             (ArgLeaf("batch", "composite", type_name, value=f"spec of {n} rows"),), f"batch: {n}"
         )
 
-    from tfgraph_lab.datatypes import FunctionSummary
+    from tfgraph_lab.model.records import FunctionSummary
 
     summary = FunctionSummary("step", "s.py", 1, 2, 2, 0, 0.0, 0.0, False, retraces=1)
     shape = Reason(ReasonCode.SHAPE_CHANGED, "batch", "spec of 4 rows", "spec of 1 rows")

@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 import tfgraph_lab
-from tfgraph_lab.fix_text import short_fix
+from tfgraph_lab.explain.fix_text import short_fix
 
 
 def printed_decorators(fix: str) -> list[str]:
@@ -105,7 +105,7 @@ def test_tf_data_map_tracing_the_function_counts_once() -> None:
 
 
 def compare_report(compare: dict[str, Any], traces: int = 0, trace_seconds: float = 0.0) -> Any:
-    from tfgraph_lab.datatypes import FunctionSummary
+    from tfgraph_lab.model.records import FunctionSummary
     from tfgraph_lab.report import TraceReport
 
     fn = FunctionSummary("step", "cell.py", 1, 10, traces, 0, trace_seconds, trace_seconds + 0.01, False)

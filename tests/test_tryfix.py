@@ -18,9 +18,9 @@ pytest.importorskip("tensorflow")
 import tensorflow as tf
 
 import tfgraph_lab
-from tfgraph_lab import tryfix
-from tfgraph_lab.fix_trial import FixTrial
-from tfgraph_lab.recorder import is_patched
+from tfgraph_lab.report.fix_trial import FixTrial
+from tfgraph_lab.watching import tryfix
+from tfgraph_lab.watching.recorder import is_patched
 
 # Fixes that do not do what they promise on real code, measured on TF 2.21 (see the tests).
 FINDINGS = {
@@ -96,7 +96,7 @@ for x, y in data:
 
 
 def test_the_demo_trap(shell: Any, trials: list[FixTrial]) -> None:
-    """The demo's trap (tfgraph_lab.demo, 3 epochs): the first fix is the input_signature."""
+    """The demo's trap (tfgraph_lab.faces.demo, 3 epochs): the first fix is the input_signature."""
     trial = try_cell(shell, trials, TRAP)
     assert trial.plan is not None and trial.plan.decorator.startswith("input_signature=[")
     assert trial.verdict == "works", str(trial)

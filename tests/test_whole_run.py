@@ -16,9 +16,9 @@ from typing import Any
 import tensorflow as tf
 
 import tfgraph_lab
-from tfgraph_lab.datatypes import FixPlan, Reason
-from tfgraph_lab.signatures import ArgLeaf, Signature
-from tfgraph_lab.whole_run import WholeRun
+from tfgraph_lab.explain.whole_run import WholeRun
+from tfgraph_lab.model.records import FixPlan, Reason
+from tfgraph_lab.model.signatures import ArgLeaf, Signature
 
 Call = tuple[tuple[Any, ...], dict[str, Any]]
 

@@ -10,7 +10,7 @@ pytest.importorskip("ipywidgets")
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab.live_display import LiveDisplay  # noqa: E402
+from tfgraph_lab.faces.live_view import LiveDisplay  # noqa: E402
 from tfgraph_lab.widgets import ReportExplorer  # noqa: E402
 
 

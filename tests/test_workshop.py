@@ -9,10 +9,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tfgraph_lab import workshop
-from tfgraph_lab.cli import add_workshop_links_parser
-from tfgraph_lab.errors import UsageProblem
-from tfgraph_lab.workshop import (
+from tfgraph_lab.faces.cli import add_workshop_links_parser
+from tfgraph_lab.hubcheck import workshop
+from tfgraph_lab.hubcheck.workshop import (
     WorkshopLink,
     binder_url,
     format_links,
@@ -22,6 +21,7 @@ from tfgraph_lab.workshop import (
     repository_url,
     workshop_links,
 )
+from tfgraph_lab.model.errors import UsageProblem
 
 REPO = "https://github.com/acme/retrace-course"
 ROOT = Path(__file__).resolve().parent.parent
@@ -180,7 +180,7 @@ def test_find_lessons_dir_from_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     (lessons / "01.ipynb").write_text("{}")
     (tmp_path / "deep" / "er").mkdir(parents=True)
     # Pretend the package is installed outside any checkout.
-    monkeypatch.setattr(workshop, "__file__", str(tmp_path / "site" / "tfgraph_lab" / "workshop.py"))
+    monkeypatch.setattr(workshop, "__file__", str(tmp_path / "site" / "tfgraph_lab" / "hubcheck" / "workshop.py"))
     assert workshop.find_lessons_dir(tmp_path / "deep" / "er") == lessons
     empty = tmp_path / "elsewhere"
     empty.mkdir()
@@ -326,7 +326,7 @@ def test_cli_handler_errors_and_notes(
 
 def test_wired_into_console_script(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """``tfgraph-lab workshop-links`` exists once the lead's CLI wires the parser in."""
-    from tfgraph_lab import cli
+    from tfgraph_lab.faces import cli
 
     (tmp_path / "01_x.ipynb").write_text(json.dumps({}))
     try:

@@ -1,7 +1,7 @@
 """XLA compilations (jit_compile=True) counted per graph and concrete shape, on CPU XLA.
 
 In this process TensorFlow was imported before its compile log could be turned on, so these
-counts are modelled (see tfgraph_lab/_xla.py) and marked "at least". TensorFlow's own log of
+counts are modelled (see tfgraph_lab/recording/xla.py) and marked "at least". TensorFlow's own log of
 each compilation, read by the recorder and checked against the counts, is tested in
 tests/test_xla_log.py.
 """
@@ -168,7 +168,7 @@ def test_a_function_compiled_before_the_watch_is_not_counted_as_compiling() -> N
     ],
 )
 def test_judging_by_time(calls: list[tuple[float, bool]], expected: list[bool]) -> None:
-    from tfgraph_lab._xla import estimate_hidden
+    from tfgraph_lab.recording.xla import estimate_hidden
 
     assert estimate_hidden({1: calls}) == {1: expected}
 
@@ -178,7 +178,7 @@ def test_a_graph_whose_every_call_had_new_sizes_is_judged_against_the_compile_fl
     compiled its XLA step at every call; the fastest call was a compilation, so none stood out
     and the model said 2 where TF's log said 4. Where the sizes are seen, only calls with new
     sizes are candidates, and with no other call to compare with, 50 ms or more counts."""
-    from tfgraph_lab._xla import MIN_COMPILE_SECONDS, estimate_hidden
+    from tfgraph_lab.recording.xla import MIN_COMPILE_SECONDS, estimate_hidden
 
     calls = [(0.15, True), (0.12, True), (0.01, True)]
     assert estimate_hidden({1: calls}) == {1: [False, False, False]}  # untracked: the old rule
@@ -191,7 +191,7 @@ def test_a_graph_whose_every_call_had_new_sizes_is_judged_against_the_compile_fl
 def test_calls_with_sizes_a_graph_ran_with_are_not_candidates() -> None:
     """A plain function taking [None, 4] around an XLA step: the call's concrete sizes are seen,
     so a repeat of 32 rows is a cached run (a reference), and new sizes are the candidates."""
-    from tfgraph_lab._calllog import CallRecord, Hit
+    from tfgraph_lab.recording.calllog import CallRecord, Hit
 
     @tf.function(jit_compile=True)
     def step(x: Any) -> Any:
@@ -233,8 +233,8 @@ def test_watch_fails_when_xla_compiles_more_than_its_budget() -> None:
 
 
 def test_xla_budget_input_errors_name_the_flag() -> None:
-    from tfgraph_lab.budget import TraceBudget
-    from tfgraph_lab.errors import UsageProblem
+    from tfgraph_lab.model.errors import UsageProblem
+    from tfgraph_lab.watching.budget import TraceBudget
 
     with pytest.raises(UsageProblem, match="--max-xla-compiles 'x'"):
         TraceBudget.parse("x", measure="xla_compiles")
@@ -316,8 +316,8 @@ def test_retrace_lab_jit_compile_toggle_shows_compilations_next_to_traces() -> N
 
 
 def test_xla_counts_survive_json_and_add_up_when_processes_are_merged() -> None:
-    from tfgraph_lab.merge import merge_reports
     from tfgraph_lab.report import TraceReport
+    from tfgraph_lab.report.merge import merge_reports
 
     reports = []
     for sizes in ([32, 7, 7], [32, 33]):
@@ -339,7 +339,7 @@ def test_a_device_scope_reads_as_its_device_not_an_object_address() -> None:
 
     from tensorflow.python.framework.device import MergeDevice
 
-    from tfgraph_lab._tf_adapter import describe_context
+    from tfgraph_lab.adapter import describe_context
 
     scope = MergeDevice("/job:localhost/replica:0/task:0/device:CPU:1")
     inner = SimpleNamespace(parent_graph=None, device_functions=(scope,))

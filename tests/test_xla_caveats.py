@@ -24,7 +24,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab._xla_log import compile_name_parts  # noqa: E402
+from tfgraph_lab.recording.xla_log import compile_name_parts  # noqa: E402
 
 _SCRIPT = textwrap.dedent(
     """

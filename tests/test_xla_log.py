@@ -26,7 +26,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
-from tfgraph_lab._xla_log import XlaLog, compile_name_parts  # noqa: E402
+from tfgraph_lab.recording.xla_log import XlaLog, compile_name_parts  # noqa: E402
 
 # The kinds of code the issue found miscounted, and the kinds handled before; tiny shapes (XLA's
 # CPU compiles take 50-300 ms each on a loaded 2-core machine).
@@ -437,7 +437,7 @@ def test_retrace_lab_shows_the_logged_count_as_exact(tmp_path: Path) -> None:
 _BURST = textwrap.dedent(
     """
     import ctypes, os, sys
-    from tfgraph_lab._xla_log import XlaLog
+    from tfgraph_lab.recording.xla_log import XlaLog
 
     log = XlaLog()
     log.requested = True

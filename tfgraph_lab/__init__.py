@@ -25,18 +25,18 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .errors import TfgraphLabError, TraceBudgetExceeded
-    from .monitor import monitor
-    from .recorder import TraceRecorder, watch
-    from .report import TraceReport
+    from .faces.monitor import monitor
+    from .model.errors import TfgraphLabError, TraceBudgetExceeded
+    from .report.trace_report import TraceReport
+    from .watching.recorder import TraceRecorder, watch
 
 _LAZY = {
-    "TraceBudgetExceeded": ("errors", "TraceBudgetExceeded"),
-    "TfgraphLabError": ("errors", "TfgraphLabError"),
-    "TraceRecorder": ("recorder", "TraceRecorder"),
-    "TraceReport": ("report", "TraceReport"),
-    "monitor": ("monitor", "monitor"),
-    "watch": ("recorder", "watch"),
+    "TraceBudgetExceeded": ("model.errors", "TraceBudgetExceeded"),
+    "TfgraphLabError": ("model.errors", "TfgraphLabError"),
+    "TraceRecorder": ("watching.recorder", "TraceRecorder"),
+    "TraceReport": ("report.trace_report", "TraceReport"),
+    "monitor": ("faces.monitor", "monitor"),
+    "watch": ("watching.recorder", "watch"),
 }
 
 
@@ -57,13 +57,13 @@ def __dir__() -> list[str]:
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext tfgraph_lab``: register ``%%tracewatch`` (and ``%tracewatch on|off``)."""
-    from ._magic import load
+    from .faces.magic import load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext tfgraph_lab``: remove the magics and stop any monitoring."""
-    from ._magic import unload
+    from .faces.magic import unload
 
     unload(ipython)

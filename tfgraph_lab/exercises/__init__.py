@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import UsageProblem
+from ..model.errors import UsageProblem
 from .catalog import EXERCISES
 from .checks import Exercise, _error_feedback, check_prediction
 from .feedback import Feedback, Solution

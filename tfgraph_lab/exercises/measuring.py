@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..vocab import ReasonCode
+from ..model.vocab import ReasonCode
 
 __all__ = ["FunctionUse", "Measurement", "measure"]
 
@@ -59,7 +59,7 @@ class Measurement:
 
 def measure(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Measurement:
     """Call ``fn(*args, **kwargs)`` under :func:`tfgraph_lab.watch`; never raises for its errors."""
-    from ..recorder import watch
+    from ..watching.recorder import watch
 
     value: Any = None
     error: BaseException | None = None

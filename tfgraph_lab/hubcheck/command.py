@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import TfgraphLabError, UsageProblem
+from ..model.errors import TfgraphLabError, UsageProblem
 
 __all__ = ["DEFAULT_NOTEBOOKS", "add_workshop_parser"]
 
@@ -78,7 +78,7 @@ def _notebooks(paths: list[str] | None) -> dict[str, dict[str, Any]]:
     if paths:
         files = [Path(p) for p in paths]
     else:
-        from ..workshop import find_lessons_dir
+        from .workshop import find_lessons_dir
 
         files = [find_lessons_dir() / name for name in DEFAULT_NOTEBOOKS]
     out: dict[str, dict[str, Any]] = {}

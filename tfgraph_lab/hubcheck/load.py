@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import UsageProblem
+from ..model.errors import UsageProblem
 from .learner import LearnerResult, run_learner
 from .rest import HubAPI, HubError
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import requests
 
-from ..errors import UsageProblem
+from ..model.errors import UsageProblem
 
 __all__ = ["LocalHub", "find_proxy"]
 

@@ -15,7 +15,7 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
-from ..errors import TfgraphLabError, UsageProblem
+from ..model.errors import TfgraphLabError, UsageProblem
 
 __all__ = ["HubAPI", "HubError", "ServerAPI", "check_hub_url"]
 

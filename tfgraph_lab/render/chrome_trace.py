@@ -2,7 +2,7 @@
 
 One complete event (``"ph": "X"``, ``ts``/``dur`` in microseconds from the watch's start) per
 recorded call; a call that traced has ``"cat": "trace"`` and its reason codes in ``args``; a
-summarised run of cached calls (long watches fold them, see :mod:`tfgraph_lab._calllog`) is one
+summarised run of cached calls (long watches fold them, see :mod:`tfgraph_lab.recording.calllog`) is one
 event carrying its call count. Traces made without a call (``get_concrete_function``, tf.data,
 SavedModel) are events too, with ``"cat": "trace"`` and their ``via``. ``args.call`` is the
 number the report shows (``call #2``: the function's second call), ``args.index`` the event's
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..counts import Selection
-from ..datatypes import CallRun, Event
+from ..model.counts import Selection
+from ..model.records import CallRun, Event
 
 if TYPE_CHECKING:
-    from ..report import TraceReport
+    from ..report.trace_report import TraceReport
 
 __all__ = ["MAIN_THREAD", "render_chrome_trace"]
 
@@ -114,7 +114,7 @@ def _call_event(event: Event, start: float, pid: int, tid: int, framework: bool)
         codes = list(dict.fromkeys(r.code for r in event.reasons))
         args["traces"] = event.traces
         args["reasons"] = codes
-        args["retrace"] = event.retrace  # decided when recorded (tfgraph_lab.counts)
+        args["retrace"] = event.retrace  # decided when recorded (tfgraph_lab.model.counts)
         args["details"] = [_reason_line(r.code, r.argument, r.before, r.after) for r in event.reasons]
         fixes = [r.fix for r in event.reasons if r.fix]
         if fixes:

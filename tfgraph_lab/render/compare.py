@@ -13,11 +13,11 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..counts import Selection
+from ..model.counts import Selection
 from .format import fmt_seconds
 
 if TYPE_CHECKING:
-    from ..report import TraceReport
+    from ..report.trace_report import TraceReport
 
 __all__ = ["compare_verdict", "report_verdict"]
 

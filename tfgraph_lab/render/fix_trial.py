@@ -1,4 +1,4 @@
-"""A tried fix, before → after: text and HTML twins of one :class:`~tfgraph_lab.fix_trial.FixTrial`.
+"""A tried fix, before → after: text and HTML twins of one :class:`~tfgraph_lab.report.fix_trial.FixTrial`.
 
 The figures side by side (traces, retraces, XLA compilations, total time, time per call with
 its spread), whether the outputs are equal, then one sentence that says what the fix did —
@@ -11,14 +11,14 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..fix_text import plan_summary
+from ..explain.fix_text import plan_summary
 from .blocks import table_html
 from .format import fmt_seconds, plural
 from .style import style_tag
 from .xla import xla_count
 
 if TYPE_CHECKING:
-    from ..fix_trial import FixTrial, RunFigures
+    from ..report.fix_trial import FixTrial, RunFigures
 
 __all__ = ["render_trial_html", "render_trial_text", "trial_rows", "verdict_sentence"]
 

@@ -11,10 +11,10 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..vocab import Via
+from ..model.vocab import Via
 
 if TYPE_CHECKING:
-    from ..datatypes import Event
+    from ..model.records import Event
 
 __all__ = [
     "as_cached_calls",

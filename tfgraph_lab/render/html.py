@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..datatypes import Event, FunctionSummary, GraphSummary
-from ..fixes import code_name
-from ..vocab import ReasonCode, Via
+from ..explain.fixes import code_name
+from ..model.records import Event, FunctionSummary, GraphSummary
+from ..model.vocab import ReasonCode, Via
 from .blocks import stat_html, stats_html
 from .chart import chart_html
 from .compare import report_verdict
@@ -39,7 +39,7 @@ from .timeline import timeline
 from .xla import xla_headline, xla_html, xla_row_note
 
 if TYPE_CHECKING:
-    from ..report import TraceReport
+    from ..report.trace_report import TraceReport
 
 __all__ = ["render_html"]
 

@@ -15,8 +15,8 @@ from .html import render_html
 from .style import ROOT, style_tag
 
 if TYPE_CHECKING:
-    from ..merge import MergedReport
-    from ..report import TraceReport
+    from ..report.merge import MergedReport
+    from ..report.trace_report import TraceReport
 
 __all__ = ["render_breakdown_html", "render_breakdown_text", "render_page"]
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from ..explain import NOT_RETRACES
+from ..explain.trace import NOT_RETRACES
 from .format import visible
 from .style import style_tag
 from .text import cost_text
 
 if TYPE_CHECKING:
-    from ..report import TraceReport
+    from ..report.trace_report import TraceReport
 
 __all__ = ["RetraceNotice"]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from html import escape
 
-from ..datatypes import Reason
-from ..explain import NOT_RETRACES
-from ..fix_text import short_fix
+from ..explain.fix_text import short_fix
+from ..explain.trace import NOT_RETRACES
+from ..model.records import Reason
 
 __all__ = ["argument_change", "failure_html", "fix_html", "reason_html", "reason_lines", "reasons_html"]
 

@@ -8,16 +8,16 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..datatypes import Event, FunctionSummary, GraphSummary
-from ..fixes import code_name
-from ..vocab import ReasonCode, Via
+from ..explain.fixes import code_name
+from ..model.records import Event, FunctionSummary, GraphSummary
+from ..model.vocab import ReasonCode, Via
 from .compare import report_verdict
 from .format import as_cached_calls, call_label, fmt_seconds, place, plural, runs_on, short_path, visible
 from .reasons import reason_lines
 from .xla import xla_headline, xla_lines, xla_row_note
 
 if TYPE_CHECKING:
-    from ..report import TraceReport
+    from ..report.trace_report import TraceReport
 
 __all__ = [
     "cost_phrase",

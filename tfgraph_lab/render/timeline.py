@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..datatypes import CallRun, Event
-from ..vocab import Via
+from ..model.records import CallRun, Event
+from ..model.vocab import Via
 
 __all__ = ["TimelinePoint", "timeline"]
 

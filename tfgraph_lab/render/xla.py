@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..datatypes import Event, FunctionSummary, Reason
+from ..model.records import Event, FunctionSummary, Reason
 from .format import as_cached_calls, call_label, fmt_seconds, plural
 from .reasons import argument_change, reason_lines, reasons_html
 
 if TYPE_CHECKING:
-    from ..report import TraceReport
+    from ..report.trace_report import TraceReport
 
 __all__ = [
     "MODELLED_NOTE",

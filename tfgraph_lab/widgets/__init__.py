@@ -3,7 +3,7 @@
 This package is the only part of tfgraph_lab that imports ipywidgets, and it does so lazily:
 importing ``tfgraph_lab.widgets`` loads nothing heavy; the pure logic (``scenario``, ``session``,
 ``predict``) works without ipywidgets. The live counters of ``%%tracewatch --live`` are not a
-widget: see :mod:`tfgraph_lab.live_display`.
+widget: see :mod:`tfgraph_lab.faces.live_view`.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..datatypes import Event, FunctionSummary
+from ..model.records import Event, FunctionSummary
 from ..render.blocks import count_html, table_html
 from ..render.format import call_label, fmt_seconds, runs_on, visible
 from ..render.html import render_html
@@ -31,10 +31,10 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
     """``ReportExplorer(report)``: a function filter, the list of calls, and the picked call."""
 
     def __init__(self, report: Any, **kwargs: Any) -> None:
-        from ..report import TraceReport
+        from ..report.trace_report import TraceReport
 
         if isinstance(report, (str, os.PathLike)):
-            from ..output import read_report
+            from ..watching.outputs import read_report
 
             report = read_report(report)  # ValueError naming the first bad place of its JSON
         elif not isinstance(report, TraceReport):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ..failures import VARIABLE_PER_TRACE, WRONG_INPUTS, failure_kind
+from ..explain.failures import VARIABLE_PER_TRACE, WRONG_INPUTS, failure_kind
 from ..render.blocks import stat_html, table_html
 from ..render.format import plural
 from ..render.reasons import reasons_html

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..recorder import NOT_RETRACES
+from ..model.vocab import ReasonCode
 from ..render.format import plural
-from ..vocab import ReasonCode
+from ..watching.recorder import NOT_RETRACES
 from .scenario import LabSettings
 from .session import ActionResult, FixApplied, LabState
 

@@ -13,12 +13,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..counts import NOT_RETRACES
-from ..datatypes import Event, FixPlan, Reason
-from ..failures import error_text
-from ..recorder import watch
+from ..explain.failures import error_text
+from ..model.counts import NOT_RETRACES
+from ..model.records import Event, FixPlan, Reason
+from ..model.vocab import Via
 from ..render.format import visible
-from ..vocab import Via
+from ..watching.recorder import watch
 from .scenario import LabScenario, LabSettings
 
 __all__ = ["ActionResult", "CallPoint", "FixApplied", "GraphRow", "LabSession", "LabState"]

@@ -1,0 +1,400 @@
+"""Why one argument made a new graph: one builder per reason code, with its message and fix.
+
+:func:`tfgraph_lab.explain.trace.explain_trace` decides which argument changed and how; the builders
+here say it — before/after, a one-line message, a fix a learner can paste (built from
+:mod:`tfgraph_lab.explain.fixes` plans: the text is the change a test applies). Pure: no TF, no IPython.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..model.records import FixPlan, Reason
+from ..model.signatures import ArgLeaf, Signature, field_changes, parent_path, repr_fields, split_object_label
+from ..model.vocab import ReasonCode
+from .fixes import (
+    PYTHON_TENSOR_DTYPES,
+    autograph_caveat,
+    call_plan,
+    graphs_with_reduce_retracing,
+    input_signature_plan,
+    reduce_retracing_helps,
+    reduce_retracing_plan,
+    relaxing_plan,
+    stacked_history,
+    why_no_input_signature,
+)
+
+__all__ = [
+    "argument_added_or_removed",
+    "composite_changed",
+    "dtype_changed",
+    "object_changed",
+    "python_value_changed",
+    "structure_changed",
+    "tensor_changed",
+    "type_changed",
+    "variable_changed",
+]
+
+
+_KIND_WORDS = {
+    "tensor": "Tensor",
+    "python": "Python value",
+    "variable": "tf.Variable",
+    "object": "Python object",
+    "container": "container",
+    "composite": "composite tensor",
+    "other": "value",
+}
+
+
+def argument_added_or_removed(path: str, before: ArgLeaf | None, after: ArgLeaf | None) -> Reason:
+    b = "absent" if before is None else before.describe()
+    a = "absent" if after is None else after.describe()
+    return Reason(
+        ReasonCode.STRUCTURE_CHANGED,
+        path,
+        b,
+        a,
+        f"argument `{path}` was {'added' if before is None else 'removed'}: the call's "
+        "structure differs from every cached graph",
+        "call the function with the same arguments every time (pass optional values "
+        "explicitly, always as the same kind)",
+    )
+
+
+def structure_changed(
+    path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
+) -> Reason:
+    plans: tuple[FixPlan, ...] = ()
+    fix = (
+        "keep the container's length and keys fixed; for a varying number of items pass one "
+        "tensor (tf.stack) or a tf.data.Dataset instead of a Python list"
+    )
+    stacked = (
+        stacked_history(path, history) if parent_path(path) is None and leaf.type_name == "list" else None
+    )
+    if stacked is not None:
+        graphs = graphs_with_reduce_retracing(stacked)
+        plan = FixPlan(
+            decorator="reduce_retracing=True",
+            call=((path, f"tf.stack({path})"),),
+            graphs=graphs,
+            promise=f"at most {graphs} graphs for the calls seen (the stacked tensor's first "
+            "dimension varies, which reduce_retracing relaxes to None)",
+            trade="the body then gets one tensor instead of a list: index it or reduce over "
+            "axis 0 (tf.reduce_sum(..., axis=0)); a `for` over it becomes a tf.while_loop",
+        )
+        plans = (plan,)
+        fix = f"pass one tensor instead of a Python list of varying length: {plan.text(name)}"
+    return Reason(
+        ReasonCode.STRUCTURE_CHANGED,
+        path,
+        prev.describe(),
+        leaf.describe(),
+        f"`{path}` changed structure ({prev.value} → {leaf.value}); every structure is "
+        "a separate graph, and a Python list is unrolled into the graph",
+        fix,
+        plans=plans,
+    )
+
+
+def type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str) -> Reason:
+    before = f"{_KIND_WORDS.get(prev.kind, prev.kind)} ({prev.type_name})"
+    after = f"{_KIND_WORDS.get(leaf.kind, leaf.kind)} ({leaf.type_name})"
+    plans: tuple[FixPlan, ...] = ()
+    if leaf.kind == "tensor" or prev.kind == "tensor":
+        fix = (
+            f"pass `{path}` as the same kind on every call: always a tensor "
+            f"(tf.constant(...)) if it varies, always a Python value if it is a fixed setting"
+        )
+        tensor = leaf if leaf.kind == "tensor" else prev
+        python = prev if leaf.kind == "tensor" else leaf
+        if parent_path(path) is None and python.kind == "python" and python.type_name in PYTHON_TENSOR_DTYPES:
+            dtype = tensor.dtype or PYTHON_TENSOR_DTYPES[python.type_name]
+
+            def as_tensor(x: ArgLeaf) -> ArgLeaf:
+                if x.path != path or x.kind != "python":
+                    return x
+                return ArgLeaf(path, "tensor", "Tensor", dtype, ())
+
+            plan = call_plan(
+                history,
+                {path: f"tf.cast({path}, tf.{dtype})"},
+                as_tensor,
+                promise="",
+            )
+            plan = _promised(plan, "graph for the calls seen: one kind, one dtype", history)
+            plans = (plan,)
+            fix = f"pass `{path}` as the same kind on every call, always a {dtype} tensor: {plan.text(name)}"
+    else:
+        fix = f"pass `{path}` as the same kind of value on every call"
+    return Reason(
+        ReasonCode.TYPE_CHANGED,
+        path,
+        before,
+        after,
+        f"`{path}` changed kind: {before} → {after}",
+        fix,
+        plans=plans,
+    )
+
+
+def _promised(plan: FixPlan, what: str, history: Sequence[Signature] = ()) -> FixPlan:
+    graphs, saved = plan.graphs, len({sig.leaves for sig in history}) - plan.graphs if history else 0
+    noun, _, rest = what.partition(" ")  # "graph for the calls seen, ...": the count beside its comparison
+    fewer = f"{saved} fewer graph{'s' if saved != 1 else ''}: " if saved > 0 else ""  # the change's own
+    versus = f" instead of {graphs + saved}" if saved > 0 else ""  # other arguments may still make graphs
+    promise = f"{fewer}{graphs} {noun + 's' if graphs != 1 else noun}{versus} {rest}".rstrip()
+    return FixPlan(plan.decorator, plan.call, plan.hoist, graphs, promise, plan.trade, plan.note)
+
+
+def python_value_changed(
+    path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
+) -> Reason:
+    kind = leaf.type_name
+    dtype = PYTHON_TENSOR_DTYPES.get(kind)
+    plans: tuple[FixPlan, ...] = ()
+    plan: FixPlan | None = None
+    if dtype is not None and parent_path(path) is None:
+
+        def as_tensor(x: ArgLeaf) -> ArgLeaf:
+            if x.path != path or x.kind != "python":
+                return x
+            return ArgLeaf(path, "tensor", "Tensor", dtype, ())
+
+        trade = ""
+        if kind == "int":
+            trade = (
+                f"tf.constant({path}) is an int32 tensor: where it meets float tensors, cast it "
+                f"(tf.cast({path}, tf.float32)); `for i in range({path})` becomes a tf.while_loop"
+            )
+        plan = _promised(
+            call_plan(history, {path: f"tf.constant({path})"}, as_tensor, promise="", trade=trade),
+            "graph for the calls seen, whatever the value",
+            history,
+        )
+        plans = (plan,)
+    if kind == "bool":
+        fix = "expected once per value for a mode flag"
+        if plan is not None:
+            fix += (
+                f"; to share one graph: {plan.text(name)} — AutoGraph turns `if {path}:` on a "
+                f"tensor into tf.cond, so the graph holds both branches ({autograph_caveat(path)})"
+            )
+    elif plan is not None:
+        fix = (
+            f"pass `{path}` as a tensor so one graph serves every value: {plan.text(name)}; "
+            "where it drives control flow, AutoGraph turns `if`/`for range()` on a tensor "
+            f"into tf.cond/tf.while_loop ({autograph_caveat(path, loops=True)})"
+        )
+    else:
+        fix = f"pass `{path}` as a tensor, or keep it fixed; every distinct Python value makes a new graph"
+    return Reason(
+        ReasonCode.PYTHON_VALUE_CHANGED,
+        path,
+        prev.value or "",
+        leaf.value or "",
+        f"`{path}` is a Python {kind} and its value changed ({prev.value} → {leaf.value}): "
+        "TensorFlow bakes Python values into the graph, one graph per value",
+        fix,
+        plans=plans,
+    )
+
+
+def tensor_changed(
+    path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
+) -> Reason | None:
+    if prev.dtype != leaf.dtype:
+        return dtype_changed(path, prev, leaf, history, name)
+    if prev.shape is None or leaf.shape is None:
+        return None
+    if _compatible(leaf.shape, prev.shape):
+        return None
+    signature = input_signature_plan(history)
+    relax: FixPlan | None = reduce_retracing_plan(history)
+    if not reduce_retracing_helps(history):
+        relax = None  # these calls differ in more than shapes: it would not save a trace
+    plans = tuple(p for p in (signature, relax) if p is not None)
+    if signature is not None and relax is not None:
+        cure = (
+            f"declare an input_signature with None where dimensions vary: "
+            f"{signature.text(name)}; or {relax.text(name)}"
+        )
+    elif signature is not None:
+        cure = f"declare an input_signature with None where dimensions vary: {signature.text(name)}"
+    elif relax is not None:
+        cure = (
+            f"{relax.text(name)} (no input_signature fits these arguments{why_no_input_signature(history)})"
+        )
+    else:
+        cure = "keep its shape fixed: these calls also differ in more than shapes"
+
+    if len(prev.shape) != len(leaf.shape):
+        return Reason(
+            ReasonCode.RANK_CHANGED,
+            path,
+            prev.shape_text,
+            leaf.shape_text,
+            f"`{path}` changed rank ({len(prev.shape)} → {len(leaf.shape)} dimensions)",
+            f"pass tensors of one rank (reshape first), or accept any rank: {cure}",
+            plans=plans,
+        )
+    last_batch = (
+        len(leaf.shape) >= 1
+        and leaf.shape[1:] == prev.shape[1:]
+        and leaf.shape[0] is not None
+        and prev.shape[0] is not None
+        and leaf.shape[0] < prev.shape[0]
+    )
+    message = f"`{path}` changed shape {prev.shape_text} → {leaf.shape_text}"
+    if last_batch:
+        message += " — typically the smaller last batch of a dataset"
+        fix = f"use .batch(..., drop_remainder=True) (drops the last, smaller batch), or {cure}"
+    else:
+        fix = cure
+    return Reason(ReasonCode.SHAPE_CHANGED, path, prev.shape_text, leaf.shape_text, message, fix, plans=plans)
+
+
+def dtype_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str) -> Reason:
+    target = prev.dtype or "float32"
+    fix = f"cast before calling (`tf.cast({path}, tf.{target})`) so every call passes one dtype"
+    plans: tuple[FixPlan, ...] = ()
+    if parent_path(path) is None:
+
+        def cast(x: ArgLeaf) -> ArgLeaf:
+            if x.path != path or x.kind != "tensor":
+                return x
+            return ArgLeaf(x.path, x.kind, x.type_name, target, x.shape, x.value)
+
+        rewrite = {path: f"tf.cast({path}, tf.{target})"}
+        cast_plan = _promised(call_plan(history, rewrite, cast), "graph for the calls seen, all in one dtype")
+        plans = (cast_plan,)
+        fix = (
+            f"cast before calling, so every call passes one dtype: {cast_plan.text(name)} "
+            "(reduce_retracing=True would not help: it never relaxes a dtype)"
+        )
+        signature = input_signature_plan(history, dtypes={path: target})
+        if signature is not None:
+            declared = FixPlan(
+                decorator=signature.decorator,
+                call=cast_plan.call,
+                graphs=1,
+                promise="one graph for every call",
+                trade=f"a call passing `{path}` as {leaf.dtype} without the cast then raises "
+                "TypeError instead of tracing again",
+                note=signature.note,
+            )
+            plans = (cast_plan, declared)
+            fix += f"; to make another dtype an error: {declared.text(name)}"
+    return Reason(
+        ReasonCode.DTYPE_CHANGED,
+        path,
+        prev.dtype or "",
+        leaf.dtype or "",
+        f"`{path}` is a {leaf.dtype} tensor; the cached graph takes {prev.dtype}",
+        fix,
+        plans=plans,
+    )
+
+
+def _compatible(shape: tuple[int | None, ...], pattern: tuple[int | None, ...]) -> bool:
+    return len(shape) == len(pattern) and all(p is None or p == s for s, p in zip(shape, pattern))
+
+
+def variable_changed(
+    path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
+) -> Reason:
+    fix = "pass variables of one shape and dtype (and don't pass the same variable twice in one call); "
+    fix += "or read the value and pass a tensor"
+    plan = relaxing_plan(prev, leaf, history)
+    if plan is not None:
+        fix += f"; for a shape that varies: {plan.text(name)}"
+    return Reason(
+        ReasonCode.VARIABLE_CHANGED,
+        path,
+        prev.describe() + (f" ({prev.value})" if prev.value else ""),
+        leaf.describe() + (f" ({leaf.value})" if leaf.value else ""),
+        f"`{path}` is a tf.Variable with a different shape, dtype or aliasing than any cached graph",
+        fix,
+        plans=(plan,) if plan is not None else (),
+    )
+
+
+def object_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
+    if _by_value(prev) and _by_value(leaf):
+        return _value_object_changed(path, prev, leaf)
+    gone = "the earlier object was garbage-collected; " if prev.value == "collected" else ""
+    return Reason(
+        ReasonCode.OBJECT_CHANGED,
+        path,
+        f"{prev.type_name} object {prev.value}",
+        f"{leaf.type_name} object {leaf.value}",
+        f"`{path}` is a different Python object ({gone}TensorFlow keys plain objects by "
+        "identity, so every new object means a new graph)",
+        "pass the object's tensors instead, or bind it (make the tf.function a method "
+        "of the object or a closure over it) so it is not an argument",
+    )
+
+
+def _by_value(leaf: ArgLeaf) -> bool:
+    """Compared by value: value text (+ ``#1 at 0x…`` if weakly keyed), not a label alone."""
+    return bool(leaf.value) and not re.fullmatch(r"collected|(#\d+ )?at 0x[0-9a-f]+", str(leaf.value))
+
+
+def _value_object_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
+    """A frozen dataclass (or other hashable object with its own ``==``) that retraced. TF 2.21
+    keys it by ``weakref.ref`` (trace_type_builder), equal only while both objects are alive:
+    an equal new object traced 1 graph while the first lived, 2 once it was collected."""
+    (old, old_label), (new, new_label) = split_object_label(prev.value), split_object_label(leaf.value)
+    keyed = "TensorFlow keys a hashable object by ==/hash" + (
+        " through a weak reference" if old_label else ""
+    )
+    if old == new:
+        message = f"`{path}` is an equal {leaf.type_name}, but the object the graph was traced for was "
+        message += f"garbage-collected ({keyed}, which matches only while that object is alive)"
+        fix = "keep one object alive for every call (create it once, outside the loop)"
+        before, after = f"{old} #{old_label}", f"{new} #{new_label}"
+        return Reason(ReasonCode.OBJECT_CHANGED, path, before, after, message, fix)
+    changes = field_changes(old, new)
+    shown = "; ".join(f"{k}: {a} → {b}" for k, a, b in changes) or f"{old} → {new}"
+    names = ", ".join(k for k, _, _ in changes) or "the field that changes"
+    if changes:  # only the fields that changed: F(scale=2.0, …) → F(scale=3.0, …)
+        name, fields = repr_fields(old) or ("", {})
+        more = ", …" if len(changes) < len(fields) else ""
+        old = name + "(" + ", ".join(f"{k}={a}" for k, a, _ in changes) + more + ")"
+        new = name + "(" + ", ".join(f"{k}={b}" for k, _, b in changes) + more + ")"
+    alive = " while the first one is alive" if old_label else ""  # unlabelled: TF holds it (Literal)
+    message = f"`{path}` changed value ({shown}): {keyed}, so an equal new object reuses the "
+    message += f"graph{alive}, and a changed value traces a new graph"
+    fix = f"pass the changing field ({names}) as a tensor argument (e.g. tf.constant(...)) instead "
+    return Reason(
+        ReasonCode.OBJECT_CHANGED,
+        path,
+        old,
+        new,
+        message,
+        fix + "of inside the object, or keep one object for every call",
+    )
+
+
+def composite_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:
+    """A RaggedTensor, Dataset, Iterator… whose type spec differs."""
+    if _dtypes_in(prev.value) != _dtypes_in(leaf.value):
+        code, fix = ReasonCode.DTYPE_CHANGED, "keep its dtypes fixed (cast the values before calling)"
+    else:
+        code, fix = ReasonCode.SHAPE_CHANGED, "keep its shapes fixed, or use reduce_retracing=True"
+    return Reason(
+        code,
+        path,
+        prev.value or prev.type_name,
+        leaf.value or leaf.type_name,
+        f"`{path}` ({leaf.type_name}) has a different type spec than any cached graph",
+        fix,
+    )
+
+
+def _dtypes_in(text: str | None) -> list[str]:
+    return re.findall(r"tf\.[a-z0-9_]+", text or "")

@@ -1,0 +1,331 @@
+"""Fixes as data: code changes a learner can paste and a program can apply.
+
+A :class:`~tfgraph_lab.model.records.FixPlan` is one change — keyword arguments for ``tf.function``,
+a rewrite of some arguments at every call site, or "create the tf.function once" — with the
+number of graphs TensorFlow would keep for the calls seen once it is applied, and what it gives
+up. The explainer and the suggester build their fix texts from these plans, so the text a
+learner reads is the change a test applies (``tests/test_fix_table.py``).
+
+What each cure cures was measured on TensorFlow 2.21 (``reduce_retracing=True`` relaxes tensor
+and tf.Variable shapes and ranks; it does not relax a dtype, a Python value, an object's
+identity, a container's length, a new tf.function object or variable creation), and an
+``input_signature`` must cover every positional parameter (a parameter with a default that it
+leaves out is frozen to that default: another value raises TypeError); it cannot describe
+keyword-only parameters or ``**kwargs`` without defaults; a Python bool/int/float given a
+``tf.TensorSpec([], ...)`` is converted to a tensor by TensorFlow itself.
+
+Pure: plain records only. Imports neither TensorFlow, IPython nor ipywidgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..model.records import FixPlan
+from ..model.signatures import ArgLeaf, Signature, parent_path
+
+__all__ = [
+    "PYTHON_TENSOR_DTYPES",
+    "autograph_caveat",
+    "call_plan",
+    "code_name",
+    "graphs_with_reduce_retracing",
+    "input_signature_plan",
+    "input_signature_text",
+    "reduce_retracing_helps",
+    "reduce_retracing_plan",
+    "relaxing_plan",
+    "spec_for_shapes",
+    "stacked_history",
+    "why_no_input_signature",
+]
+
+# The dtype TensorFlow gives a Python scalar converted by a TensorSpec or tf.constant.
+PYTHON_TENSOR_DTYPES = {"bool": "bool", "int": "int32", "float": "float32"}
+
+Shape = tuple[int | None, ...]
+
+
+def spec_for_shapes(shapes: Sequence[Shape | None], dtype: str | None) -> str:
+    """``tf.TensorSpec([None, 128], tf.float32)``: every dimension that varied becomes None;
+    ``tf.TensorSpec(None, …)`` (any rank) when the rank varied or was unknown."""
+    known = [s for s in shapes if s is not None]
+    dtype_text = f"tf.{dtype}" if dtype else "tf.float32"
+    if not known or len({len(s) for s in known}) != 1 or len(known) != len(shapes):
+        return f"tf.TensorSpec(None, {dtype_text})"
+    dims = []
+    for column in zip(*known):
+        first = column[0]
+        dims.append(first if all(d == first for d in column) else None)
+    inner = ", ".join("None" if d is None else str(d) for d in dims)
+    return f"tf.TensorSpec([{inner}], {dtype_text})"
+
+
+def code_name(qualname: str) -> str:
+    """The name a fix's code calls the function by: the last part of its qualname (``f`` for a
+    lambda)."""
+    short = qualname.rsplit(".", 1)[-1] if qualname else "f"
+    return "f" if short in ("<lambda>", "") else short
+
+
+def top_parameters(sig: Signature) -> list[str]:
+    """The function's parameters, in order (``self`` of a method is never among them)."""
+    return [leaf.path for leaf in sig.leaves if parent_path(leaf.path) is None]
+
+
+def _children(sig: Signature, path: str) -> list[str]:
+    return [leaf.path for leaf in sig.leaves if parent_path(leaf.path) == path]
+
+
+class _SpecBuilder:
+    """The nested spec of one parameter over every graph seen, or None when none fits."""
+
+    def __init__(self, history: Sequence[Signature], dtypes: dict[str, str]) -> None:
+        self.history = history
+        self.maps = [sig.by_path() for sig in history]
+        self.dtypes = dtypes
+        self.converted: list[str] = []  # Python scalars the spec turns into tensors
+
+    def spec(self, path: str) -> str | None:
+        leaves = [m.get(path) for m in self.maps]
+        if any(leaf is None for leaf in leaves):
+            return None
+        present = [leaf for leaf in leaves if leaf is not None]
+        first = present[0]
+        if any(leaf.kind != first.kind or leaf.type_name != first.type_name for leaf in present):
+            return None
+        if first.kind == "tensor":
+            dtypes = {self.dtypes.get(path, leaf.dtype or "") for leaf in present}
+            if len(dtypes) != 1:
+                return None
+            return spec_for_shapes([leaf.shape for leaf in present], dtypes.pop())
+        if first.kind == "python" and first.type_name in PYTHON_TENSOR_DTYPES:
+            self.converted.append(path)
+            return f"tf.TensorSpec([], tf.{PYTHON_TENSOR_DTYPES[first.type_name]})"
+        if first.kind == "container" and first.type_name in ("list", "tuple", "dict"):
+            if any(leaf.value != first.value for leaf in present):
+                return None
+            children = _children(self.history[0], path)
+            parts = []
+            for child in children:
+                inner = self.spec(child)
+                if inner is None:
+                    return None
+                if first.type_name == "dict":
+                    parts.append(f"{child[len(path) + 1 : -1]}: {inner}")
+                else:
+                    parts.append(inner)
+            if first.type_name == "dict":
+                return "{" + ", ".join(parts) + "}"
+            if first.type_name == "tuple":
+                return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+            return "[" + ", ".join(parts) + "]"
+        return None  # objects, variables, strings, None, composites: no TensorSpec fits
+
+
+def input_signature_plan(
+    history: Sequence[Signature], *, dtypes: dict[str, str] | None = None
+) -> FixPlan | None:
+    """An ``input_signature`` covering every parameter, in order, with the dimensions that
+    varied across ``history`` set to None (``dtypes`` overrides a parameter's dtype), or None
+    when no input_signature can serve these calls."""
+    if not history:
+        return None
+    last = history[-1]
+    if last.keyword_only:
+        return None  # keyword-only parameters (and **kwargs) cannot be in an input_signature
+    params = top_parameters(last)
+    if not params or any(top_parameters(sig) != params for sig in history):
+        return None
+    builder = _SpecBuilder(history, dtypes or {})
+    specs = []
+    for param in params:
+        spec = builder.spec(param)
+        if spec is None:
+            return None
+        specs.append(spec)
+    trade = "another dtype or rank then raises TypeError instead of tracing again"
+    note = ""
+    if builder.converted:
+        kinds = {p: _leaf_type(last, p) for p in builder.converted}
+        note = "; ".join(
+            f"`{p}` becomes a tf.{PYTHON_TENSOR_DTYPES[k]} scalar tensor" for p, k in kinds.items()
+        )
+        note += " (TensorFlow converts the Python value you pass, as tf.constant does)"
+        flags = [p for p, k in kinds.items() if k == "bool"]
+        if flags:
+            note += f"; AutoGraph turns `if {flags[0]}:` into tf.cond, one graph for both branches"
+            note += f" — {autograph_caveat(flags[0])}"
+        trade += "; code that needs a real Python value there must use tf ops instead"
+    return FixPlan(
+        decorator="input_signature=[" + ", ".join(specs) + "]",
+        graphs=1,
+        promise="1 graph for every call",
+        trade=trade,
+        note=note,
+    )
+
+
+def autograph_caveat(flag: str, loops: bool = False) -> str:
+    """AutoGraph converts `if flag:` only when it can read the function's source. TF 2.21, for
+    code built by exec(): "AutoGraph could not transform", then OperatorNotAllowedInGraphError
+    on the tensor flag; written as tf.cond it works (1 trace for both values)."""
+    if loops:
+        return "it reads the source: for exec'd code write tf.cond/tf.while_loop yourself"
+    return (
+        f"it reads the source: for exec'd code write tf.cond({flag}, lambda: ..., lambda: ...); "
+        f"safe where your own code reads `{flag}`, not when it is passed on to Keras 3 layers "
+        "(Dropout, BatchNormalization need a Python bool)"
+    )
+
+
+def _leaf_type(sig: Signature, path: str) -> str:
+    leaf = sig.by_path().get(path)
+    return leaf.type_name if leaf is not None else ""
+
+
+def reduce_retracing_plan(history: Sequence[Signature]) -> FixPlan:
+    """``reduce_retracing=True``: it relaxes shapes after the second one it sees, nothing else
+    (measured on TF 2.21: dtype, Python values and objects still retrace)."""
+    graphs = graphs_with_reduce_retracing(history)
+    python = [leaf.path for leaf in history[-1].leaves if leaf.kind == "python"] if history else []
+    trade = "its graphs take unknown dimensions"
+    if python:
+        trade += f"; `{python[0]}` stays a Python value: one graph per value"
+    return FixPlan(
+        decorator="reduce_retracing=True",
+        graphs=graphs,
+        promise=f"at most {graphs} graph{'s' if graphs != 1 else ''} for these calls "
+        "(the second shape seen is traced with its varying dimensions as None, and later "
+        "sizes reuse that graph)",
+        trade=trade,
+    )
+
+
+def _supertype(a: ArgLeaf, b: ArgLeaf) -> ArgLeaf | None:
+    """The most specific leaf both fit in, as TF's reduce_retracing computes it (TF 2.21
+    ``TensorSpec.most_specific_common_supertype``): same dtype, dims kept where equal."""
+    if (a.path, a.kind, a.type_name, a.dtype, a.value) != (b.path, b.kind, b.type_name, b.dtype, b.value):
+        return None
+    if a.kind not in ("tensor", "variable") or a.shape == b.shape:
+        return a
+    if a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
+        shape: Shape | None = None
+    else:
+        shape = tuple(x if x == y else None for x, y in zip(a.shape, b.shape))
+    return ArgLeaf(a.path, a.kind, a.type_name, a.dtype, shape, a.value)
+
+
+def _fits(leaves: tuple[ArgLeaf, ...], graph: tuple[ArgLeaf, ...]) -> bool:
+    return len(leaves) == len(graph) and all(_supertype(x, g) == g for x, g in zip(leaves, graph))
+
+
+def graphs_with_reduce_retracing(history: Sequence[Signature]) -> int:
+    """How many graphs TF 2.21 keeps for these calls, in order, under reduce_retracing=True:
+    a call no graph fits is traced with its type relaxed against every cached one it has a
+    common supertype with."""
+    return len(_relaxed_graphs(history))
+
+
+def reduce_retracing_helps(history: Sequence[Signature]) -> bool:
+    """True when reduce_retracing relaxes a graph for these calls (later sizes then reuse it)
+    and keeps no more graphs than the calls made without it."""
+    graphs = _relaxed_graphs(history)
+    seen = {sig.leaves for sig in history}
+    return len(graphs) <= len(seen) and any(g not in seen for g in graphs)
+
+
+def _relaxed_graphs(history: Sequence[Signature]) -> list[tuple[ArgLeaf, ...]]:
+    graphs: list[tuple[ArgLeaf, ...]] = []
+    for sig in history:
+        leaves = sig.leaves
+        if any(_fits(leaves, g) for g in graphs):
+            continue
+        relaxed = leaves
+        for g in graphs:
+            if len(g) != len(relaxed):
+                continue
+            merged = [_supertype(x, y) for x, y in zip(relaxed, g)]
+            if all(m is not None for m in merged):
+                relaxed = tuple(m for m in merged if m is not None)
+        graphs.append(relaxed)
+    return graphs
+
+
+def call_plan(
+    history: Sequence[Signature],
+    rewrites: dict[str, str],
+    transform: Callable[[ArgLeaf], ArgLeaf],
+    *,
+    promise: str = "",
+    trade: str = "",
+    note: str = "",
+) -> FixPlan:
+    """Rewrite arguments at every call site (``x=tf.cast(x, tf.float32)``); the graphs it
+    leaves are the distinct signatures once ``transform`` has rewritten those leaves."""
+    seen = {tuple(transform(leaf) for leaf in sig.leaves) for sig in history}
+    return FixPlan(
+        call=tuple(rewrites.items()),
+        graphs=max(1, len(seen)),
+        promise=promise,
+        trade=trade,
+        note=note,
+    )
+
+
+def relaxing_plan(prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature]) -> FixPlan | None:
+    """``reduce_retracing=True`` for a tf.Variable (or tensor) whose shape alone changed, when it
+    saves a trace for these calls (measured on TF 2.21: Variables of 5 shapes trace 5 times,
+    2 with reduce_retracing; a SparseTensor's dense shape likewise 4 → 2, not planned here)."""
+    if (prev.kind, prev.dtype, prev.value) != (leaf.kind, leaf.dtype, leaf.value) or prev.shape == leaf.shape:
+        return None
+    return reduce_retracing_plan(history) if reduce_retracing_helps(history) else None
+
+
+def stacked_history(path: str, history: Sequence[Signature]) -> list[Signature] | None:
+    """The graphs seen, with the list ``path`` replaced by its tf.stack: None unless every item
+    of every call is a tensor of one dtype and shape."""
+    out = []
+    for sig in history:
+        items = [leaf for leaf in sig.leaves if leaf.path.startswith(path + "[")]
+        if not items or any(i.kind != "tensor" or "[" in i.path[len(path) + 1 : -1] for i in items):
+            return None
+        if len({(i.dtype, i.shape) for i in items}) != 1 or items[0].shape is None:
+            return None
+        stacked = ArgLeaf(path, "tensor", "Tensor", items[0].dtype, (len(items), *items[0].shape))
+        leaves = [stacked if x.path == path else x for x in sig.leaves if x not in items]
+        out.append(Signature(tuple(leaves), sig.text, sig.context, sig.keyword_only))
+    return out
+
+
+def why_no_input_signature(history: Sequence[Signature]) -> str:
+    last = history[-1] if history else None
+    if last is None:
+        return ""
+    if last.keyword_only:
+        return ": keyword-only arguments (" + ", ".join(last.keyword_only) + ") cannot be in one"
+    odd = [
+        leaf.path
+        for leaf in last.leaves
+        if leaf.kind not in ("tensor", "container")
+        and not (leaf.kind == "python" and leaf.type_name in PYTHON_TENSOR_DTYPES)
+    ]
+    if odd:
+        return ": " + ", ".join(f"`{p}`" for p in odd[:3]) + " cannot be described by a tf.TensorSpec"
+    return ""
+
+
+def input_signature_text(path: str, history: Sequence[Signature], dtype: str | None) -> str:
+    """``@tf.function(input_signature=[...])`` covering every argument of the graphs in
+    ``history`` (the varying dimensions of ``path`` set to None), or, when no input_signature
+    can cover them, the spec of ``path`` alone."""
+    plan = input_signature_plan(history, dtypes={path: dtype} if dtype else None)
+    if plan is not None:
+        return f"@tf.function({plan.decorator})"
+    shapes = [
+        leaf.shape
+        for sig in history
+        for leaf in sig.leaves
+        if leaf.path == path and leaf.kind == "tensor" and leaf.dtype == dtype
+    ]
+    return f"a tf.TensorSpec for `{path}`: {spec_for_shapes(shapes, dtype)}"

@@ -1,0 +1,197 @@
+"""Fixes a Keras user can apply, for Keras's own step functions (named by ``TraceCallback``).
+
+Never ``@tf.function(...)`` on Keras's code: the user cannot edit it. The change goes where their
+code meets Keras — what they pass to ``fit``/``evaluate``/``predict``, ``compile``'s options, or
+calling the model directly. ``role`` is the part the function plays: ``"train"``, ``"test"``
+(``fit``'s validation and ``evaluate``) or ``"predict"``.
+
+What each text claims was measured with ``experimental_get_tracing_count()`` on Keras 3.15 /
+TF 2.21 (tests/test_keras_fixes.py applies the suggestions):
+
+* Keras's step functions are ``tf.function(reduce_retracing=True)``: a second batch size makes
+  one more graph with the batch dimension ``None``, which every later size reuses.
+* ``fit``/``evaluate`` on NumPy arrays or ``ds.batch(n)`` see a batch dimension of ``None``
+  already: one graph whatever the sizes. ``ds.batch(n, drop_remainder=True)`` makes it static,
+  so two datasets with different ``n`` retrace.
+* ``predict`` calls its function once per batch with the batch itself: the last, shorter batch
+  of one call, or another length on the next call, is another shape. Padding ``x`` to a multiple
+  of ``batch_size`` gives one shape (one graph); ``model(x)`` runs eagerly (no graph at all).
+* The train step's first call traces twice because Keras creates the optimizer's variables
+  in it; ``model.optimizer.build(model.trainable_variables)`` before ``fit`` makes it once.
+* ``predict`` with ``steps_per_execution=N`` passes a list of up to N batches: a shorter last
+  group is another structure, another graph, until ``x`` is padded to a multiple of
+  ``batch_size × N``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..model.records import Reason
+from ..model.vocab import ReasonCode, XlaCode
+
+__all__ = ["flag_suggestion", "keras_flag_reason", "keras_reason", "keras_suggestion", "keras_xla_reason"]
+
+_SHAPE = (ReasonCode.SHAPE_CHANGED, ReasonCode.RANK_CHANGED)
+_STEP = {"train": "train function", "test": "test function", "predict": "predict function"}
+_PAD_PREDICT = (
+    "give predict batches of one size: pad x to a multiple of batch_size and drop the extra "
+    "rows (model.predict(x_padded, batch_size=32)[:len(x)]), or call model(x) for an x that fits "
+    "in one batch (it runs eagerly: no graph, no trace)"
+)
+_ONE_SHAPE_FIT = (
+    "give every fit/evaluate call batches of one shape: the same batch_size in every dataset, or "
+    "batches without drop_remainder=True (their batch dimension is then None: one graph for "
+    "every size); train_on_batch/test_on_batch with one batch size"
+)
+
+
+def keras_reason(reason: Reason, role: str, generalised: bool) -> Reason:
+    """``reason`` for a trace of Keras's ``role`` function, with a fix at the user's level.
+
+    ``generalised``: reduce_retracing relaxed this graph's shapes (later sizes reuse it).
+    """
+    code = reason.code
+    if code in (ReasonCode.FIRST_TRACE, ReasonCode.NEW_FUNCTION_OBJECT) or role not in _STEP:
+        return reason  # Keras's own new-function-object text comes from _history
+    if code == ReasonCode.VARIABLE_CREATION:
+        fix = (
+            "nothing to fix: a one-off per model and compile() (Keras creates the optimizer's "
+            "variables in the first train step); to avoid it, build them before fit: "
+            "model.optimizer.build(model.trainable_variables)"
+            if role == "train"
+            else "nothing to fix: a one-off per function object"
+        )
+    elif code in _SHAPE:
+        todo = _PAD_PREDICT if role == "predict" else _ONE_SHAPE_FIT
+        fix = (
+            f"nothing to do: reduce_retracing made one graph for every batch size; Keras's "
+            f"{_STEP[role]} has it, and later calls reuse that graph. To avoid even this retrace, {todo}"
+            if generalised
+            else todo
+        )
+    elif code == ReasonCode.STRUCTURE_CHANGED and role == "predict":
+        fix = (
+            "pad x to a multiple of batch_size × steps_per_execution and drop the extra rows, or "
+            "predict with a model compiled with steps_per_execution=1; with steps_per_execution=N "
+            "Keras's predict passes N batches per call and fewer for the last group: another "
+            "structure, another graph"
+        )
+    elif code == ReasonCode.DTYPE_CHANGED:
+        fix = 'give every call data of one dtype (e.g. x.astype("float32") before fit/predict)'
+    else:
+        fix = (
+            "give every call data of one kind and structure: the same tuple or dict of arrays "
+            "or tensors (Keras's function cannot be changed; what you pass can)"
+        )
+    return replace(reason, fix=fix, plans=())
+
+
+def keras_xla_reason(reason: Reason) -> Reason:
+    """An XLA compilation of Keras's step (``compile(jit_compile=True)``): XLA compiles once per
+    concrete batch size, which reduce_retracing's ``None`` does not stop. Measured on Keras 3.15
+    with TF's compile log (``TF_CPP_VMODULE=device_compiler=2``): predict on lengths 10, 37 and
+    64 compiles its XLA step 3×, padded to multiples of 32 once, with ``jit_compile=False``
+    never."""
+    if reason.code not in (XlaCode.SHAPE_CHANGED, XlaCode.RANK_CHANGED, XlaCode.HIDDEN_SHAPE):
+        return reason
+    return replace(
+        reason,
+        fix="give Keras batches of one size (predict: pad x to a multiple of batch_size and drop "
+        "the extra rows; fit: batch every dataset at one size with drop_remainder=True), or, "
+        "where sizes must vary, compile without XLA: model.compile(..., jit_compile=False)",
+        plans=(),
+    )
+
+
+def keras_suggestion(role: str, reasons: Sequence[Reason], generalised: bool) -> str | None:
+    """Code to paste for the most frequent of ``reasons`` (retraces only) of Keras's ``role``
+    function (None: none, or nothing at the user's level beyond the reason's text)."""
+    codes = [r.code for r in reasons]
+    if not codes:
+        return None
+    code = max(dict.fromkeys(codes), key=codes.count)
+    if code == ReasonCode.NEW_FUNCTION_OBJECT:
+        return (
+            'model.compile("adam", "mse")  # once per model: each compile() drops its functions\n'
+            "model.optimizer.learning_rate.assign(1e-4)  # to change the learning rate later"
+        )
+    if role == "predict" and (code in _SHAPE or code == ReasonCode.STRUCTURE_CHANGED):
+        group = "batch_size * steps_per_execution" if code == ReasonCode.STRUCTURE_CHANGED else "batch_size"
+        lines = (
+            ["# nothing to do: reduce_retracing made one graph for every batch size"] if generalised else []
+        )
+        return "\n".join(
+            [
+                *lines,
+                "# one batch shape for every call: pad x, then drop the extra rows",
+                "# (batch_size: the one you pass to predict; 32 when you pass none)",
+                f"pad = -len(x) % ({group})",
+                "y = model.predict(np.pad(x, [(0, pad)] + [(0, 0)] * (x.ndim - 1)), "
+                "batch_size=batch_size)[: len(x)]",
+                "# or, for an x that fits in one batch: y = model(x)  (eager: no trace)",
+            ]
+        )
+    if code in _SHAPE:
+        lines = (
+            ["# nothing to do: reduce_retracing made one graph for every batch size"] if generalised else []
+        )
+        return "\n".join(
+            [
+                *lines,
+                "# one batch shape for every fit/evaluate: one batch_size, or keep the batch dimension None",
+                "ds = ds.batch(batch_size)  # without drop_remainder=True",
+            ]
+        )
+    if code == ReasonCode.DTYPE_CHANGED:
+        return 'x = x.astype("float32")  # one dtype for every call'
+    return None
+
+
+def _keep_python(flags: Sequence[str]) -> str:
+    return (
+        f"keep `{flags[0]}` a Python bool: it reaches Keras layers, and Keras 3's Dropout and "
+        "BatchNormalization raise OperatorNotAllowedInGraphError on a tensor training flag"
+    )
+
+
+def keras_flag_reason(reason: Reason, flags: Sequence[str], name: str) -> Reason:
+    """``reason`` for a function whose Python bool ``flags`` reach Keras 3 layers: no fix may
+    make them tensors (``tf.constant(training)``, an input_signature's ``tf.TensorSpec([],
+    tf.bool)``: measured, Keras 3.15 raises in Dropout.call and BatchNormalization.call)."""
+    if reason.code == ReasonCode.PYTHON_VALUE_CHANGED and reason.argument in flags:
+        flag = reason.argument
+        return replace(
+            reason,
+            fix=f"expected: one graph per value of `{flag}` (two, True and False, each traced "
+            f"once); {_keep_python([flag])}. Or write separate train and eval tf.functions. A "
+            f"tensor flag (tf.constant({flag})) shares one graph only when your own code alone "
+            f"reads it (if {flag}: becomes tf.cond), not when it is passed on to Keras layers",
+            plans=(),
+        )
+    plans = tuple(
+        p
+        for p in reason.plans
+        if not p.decorator.startswith("input_signature=") and not any(arg in flags for arg, _ in p.call)
+    )
+    if plans == reason.plans:
+        return reason
+    last_batch = reason.fix.startswith("use .batch(")  # tensor_changed's text for a last batch
+    fix = _keep_python(flags)
+    if plans:
+        fix = (
+            f"{plans[0].text(name)} (no input_signature: it would make `{flags[0]}` a tensor, and "
+            "Keras 3's Dropout and BatchNormalization raise OperatorNotAllowedInGraphError on one)"
+        )
+    if last_batch:
+        fix = f"use .batch(..., drop_remainder=True) (drops the last, smaller batch), or {fix}"
+    return replace(reason, fix=fix, plans=plans)
+
+
+def flag_suggestion(flags: Sequence[str], short: str) -> str:
+    """The suggestion for a function whose retraces are its Keras-bound Python flags' values."""
+    return (
+        f"# expected: one graph per value of `{flags[0]}` ({_keep_python(flags)})\n"
+        f"# or two functions: train_{short} = tf.function(...); eval_{short} = tf.function(...)"
+    )

@@ -1,0 +1,351 @@
+"""Why did this trace happen? Pure signature diffs → reasons with a message and a fix.
+
+Input is plain data (:class:`~tfgraph_lab.model.signatures.Signature`): the new graph's signature, the
+call's own signature when ``reduce_retracing`` relaxed it, and the signatures already cached
+for the same function object. Output is a list of :class:`~tfgraph_lab.model.records.Reason` with the
+stable codes of docs/ARCHITECTURE.md. No TensorFlow, no IPython: table-driven tests cover it directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..model.counts import NOT_RETRACES
+from ..model.records import FixPlan, Reason
+from ..model.signatures import ArgLeaf, Signature, is_under, parent_path, stable_text
+from ..model.vocab import ReasonCode, Scope
+from .arguments import (
+    argument_added_or_removed,
+    composite_changed,
+    object_changed,
+    python_value_changed,
+    structure_changed,
+    tensor_changed,
+    type_changed,
+    variable_changed,
+)
+from .fixes import code_name, input_signature_plan
+
+__all__ = [
+    "CODES",
+    "NOT_RETRACES",
+    "explain_trace",
+    "mark_wasted",
+]
+
+CODES = tuple(ReasonCode)  # in the order of docs/ARCHITECTURE.md's table
+
+# Codes of traces that are not retraces (every function object traces once, and a first call
+# that creates variables traces a second time): defined with the other counts, in counts.py.
+
+
+def explain_trace(
+    new: Signature,
+    cached: Sequence[Signature] = (),
+    *,
+    call: Signature | None = None,
+    cached_scopes: Sequence[str] = (),
+    scope: str = Scope.NONE,
+    other_objects: Sequence[Signature] = (),
+    reduce_retracing: bool = False,
+    qualname: str = "",
+    kind: str = "function",
+    cell_rerun: bool = False,
+) -> list[Reason]:
+    """Explain one new graph against the graphs cached before it (same function object); the
+    reasons' texts name objects without their memory address (:func:`stable_text`).
+
+    ``kind`` is ``method`` for the per-instance function TF makes for a decorated method,
+    ``restored`` for a SavedModel-restored function, ``tf.data`` for a dataset transformation.
+    ``cell_rerun``: the new object comes from a notebook cell that defined the function again.
+    """
+    reasons = _explain(
+        new, cached, call, cached_scopes, scope, other_objects, reduce_retracing, qualname, kind, cell_rerun
+    )
+    return [_stable(r) for r in reasons]
+
+
+def _stable(r: Reason) -> Reason:
+    texts = (r.before, r.after, r.message, r.fix)
+    if not any(" at 0x" in t for t in texts):
+        return r
+    before, after, message, fix = (stable_text(t) for t in texts)
+    return replace(r, before=before, after=after, message=message, fix=fix)
+
+
+def _explain(
+    new: Signature,
+    cached: Sequence[Signature],
+    call: Signature | None,
+    cached_scopes: Sequence[str],
+    scope: str,
+    other_objects: Sequence[Signature],
+    reduce_retracing: bool,
+    qualname: str,
+    kind: str,
+    cell_rerun: bool,
+) -> list[Reason]:
+    seen = call if call is not None else new
+    name = code_name(qualname)
+    if not cached:
+        if kind == "method" and other_objects:
+            return [
+                Reason(
+                    ReasonCode.FIRST_TRACE,
+                    message=f"first call on a new instance: {qualname} gets one tf.function "
+                    "(and one graph cache) per instance, so each instance traces once — expected",
+                    fix="nothing to fix per instance; if instances are created in a loop, reuse one",
+                )
+            ]
+        if other_objects and kind not in ("tf.data", "restored"):
+            if cell_rerun:
+                return [_cell_rerun(qualname)]
+            return [_new_function_object(qualname, len(other_objects))]
+        what = {
+            "restored": "a SavedModel-restored function: this trace only wraps the saved graph "
+            "(cheap), once per new input signature",
+            "tf.data": "a tf.data transformation function: traced once when the dataset is built",
+        }.get(kind, "first call of this tf.function object")
+        around = _around(qualname)
+        if around is not None:
+            what = around
+        return [Reason(ReasonCode.FIRST_TRACE, message=f"{what}: traced a graph for {new.text or '()'}")]
+    scopes = list(cached_scopes) or [Scope.NONE] * len(cached)
+    same_scope = [s for s, sc in zip(cached, scopes) if sc == scope]
+    if scope == Scope.NONE and not same_scope and any(sc == Scope.VARIABLE_CREATION for sc in scopes):
+        # TF traces a stateful function's first call twice: once allowing variable creation,
+        # then (because variables were created) once more without (polymorphic_function.py,
+        # Function._call, TF 2.15-2.21).
+        return [
+            Reason(
+                ReasonCode.VARIABLE_CREATION,
+                message="the first call created tf.Variables, so TensorFlow traced it a second "
+                "time with variable creation disabled; this happens once per function object",
+                fix="nothing to fix: it is a one-off. To avoid it, create the variables in "
+                "__init__ (or a Keras layer's build) before the first call",
+            )
+        ]
+    candidates = same_scope or list(cached)
+    best: list[Reason] | None = None
+    best_against: Signature | None = None
+    best_rank: tuple[int, int, int] | None = None
+    for against in reversed(candidates):  # ties go to the most recent graph
+        reasons = _diff(against, seen, history=list(cached) + [seen], name=name)
+        rank = (*_rank(reasons), _distance(against, seen))
+        if best_rank is None or rank < best_rank:
+            best, best_against, best_rank = reasons, against, rank
+    assert best is not None and best_against is not None
+    if not best:
+        return [_context_changed(best_against, new)]
+    if reduce_retracing and call is not None and call.leaves != new.leaves:
+        best = [_generalised(r, call, new, list(cached) + [new], name) for r in best]
+    if {Scope.VARIABLE_CREATION, Scope.NONE} <= {*scopes, scope}:
+        # both scopes hold graphs: the first call created variables and traced twice
+        best = [_with_one_off(r) for r in best]
+    return best
+
+
+def _with_one_off(reason: Reason) -> Reason:
+    """A function whose first call created variables keeps one more graph whatever the fix."""
+    if not reason.plans:
+        return reason
+    plans = tuple(replace(p, graphs=p.graphs + 1) for p in reason.plans)
+    fix = reason.fix + " (plus the one-off second trace of the first call, which created variables)"
+    return replace(reason, fix=fix, plans=plans)
+
+
+def _rank(reasons: list[Reason]) -> tuple[int, int]:
+    structural = sum(r.code in (ReasonCode.STRUCTURE_CHANGED, ReasonCode.TYPE_CHANGED) for r in reasons)
+    return (structural, len(reasons))
+
+
+def _distance(a: Signature, b: Signature) -> int:
+    """How many leaf attributes differ: the closest cached graph is the one to explain against."""
+    old, new = a.by_path(), b.by_path()
+    total = 0
+    for path in old.keys() | new.keys():
+        x, y = old.get(path), new.get(path)
+        if x is None or y is None:
+            total += 2
+            continue
+        total += sum(
+            (
+                x.kind != y.kind,
+                x.type_name != y.type_name,
+                x.dtype != y.dtype,
+                (x.shape is None) != (y.shape is None) or len(x.shape or ()) != len(y.shape or ()),
+                x.shape != y.shape,
+                x.value != y.value,
+            )
+        )
+    return total
+
+
+def _around(qualname: str) -> str | None:
+    """The first-trace text of a graph TF builds around a user's tf.function, else None."""
+    for prefix, text in (
+        (
+            "tf.data wrapper around ",
+            "tf.data built its own graph around the tf.function {0} when the dataset was built "
+            "(it calls {0}, whose own graphs and trace count are separate)",
+        ),
+        (
+            "replica clone of ",
+            "MirroredStrategy runs the tf.function {0} through a copy of it for the replicas; "
+            "TensorFlow counts this trace on the copy, not on {0}",
+        ),
+    ):
+        if qualname.startswith(prefix):
+            return text.format(qualname[len(prefix) :])
+    return None
+
+
+def _new_function_object(qualname: str, previous: int) -> Reason:
+    name = qualname or "this function"
+    plan = FixPlan(
+        hoist=True,
+        graphs=1,
+        promise="one trace per distinct argument signature, instead of one per object",
+    )
+    return Reason(
+        ReasonCode.NEW_FUNCTION_OBJECT,
+        argument="",
+        before=f"{previous} earlier tf.function object(s)",
+        after="a new tf.function object",
+        message=f"a new tf.function object wraps {name}, which another object already traced: "
+        "its cache starts empty (tf.function(...) re-created in a loop, or a re-run cell)",
+        fix="create the tf.function once and reuse it (or move the @tf.function definition "
+        f"out of the loop or the cell that runs repeatedly): {plan.text(code_name(qualname))}",
+        plans=(plan,),
+    )
+
+
+def _cell_rerun(qualname: str) -> Reason:
+    """Running a cell again runs its ``@tf.function`` definition again: a new object, an empty
+    cache (TF 2.21 keys the cache on the object). Expected, once per re-run; nothing to hoist."""
+    name = qualname or "this function"
+    return Reason(
+        ReasonCode.NEW_FUNCTION_OBJECT,
+        argument="",
+        before="the tf.function the cell made when it ran before",
+        after="a new tf.function object",
+        message=f"re-running the cell that defines {name} made a new tf.function, whose cache starts "
+        "empty: expected, once per re-run of that cell",
+        fix="nothing to fix; to keep the graphs, run the defining cell once and re-run only the "
+        "cells that call it",
+    )
+
+
+def _context_changed(before: Signature, after: Signature) -> Reason:
+    if before.context and after.context and before.context != after.context:
+        detail = f"the calling context changed: {before.context} → {after.context}"
+    else:
+        detail = "the arguments match a cached graph but the calling context differs"
+    return Reason(
+        ReasonCode.CONTEXT_CHANGED,
+        argument="",
+        before=before.context,
+        after=after.context,
+        message=detail + " (TensorFlow keys its cache on the outer graph, device and "
+        "replica context, and SavedModel saving, besides the arguments)",
+        fix="expected when the same function is called eagerly and from inside another "
+        "tf.function, under a distribution strategy, or while saving; call it from one place",
+    )
+
+
+def _generalised(
+    reason: Reason, call: Signature, new: Signature, history: Sequence[Signature], name: str
+) -> Reason:
+    if reason.code not in (ReasonCode.SHAPE_CHANGED, ReasonCode.RANK_CHANGED):
+        return reason
+    graph_leaf = new.by_path().get(reason.argument)
+    if graph_leaf is None:
+        return reason
+    signature = input_signature_plan(history)
+    fix = "nothing more to do: reduce_retracing already relaxed the shape"
+    if signature is not None:
+        fix += f"; to avoid even this one retrace, replace it with {signature.text(name)}"
+    return Reason(
+        reason.code,
+        reason.argument,
+        reason.before,
+        reason.after,
+        reason.message + f"; reduce_retracing generalised it to {graph_leaf.shape_text}, so "
+        "later calls with other sizes reuse this graph",
+        fix,
+        plans=(signature,) if signature is not None else (),
+    )
+
+
+def _diff(before: Signature, after: Signature, history: Sequence[Signature], name: str = "f") -> list[Reason]:
+    old = before.by_path()
+    new = after.by_path()
+    reasons: list[Reason] = []
+    broken: list[str] = []  # paths whose subtree is already explained
+    for path, leaf in new.items():
+        if any(is_under(path, b) for b in broken):
+            continue
+        prev = old.get(path)
+        if prev is None:
+            if parent_path(path) is None:
+                reasons.append(argument_added_or_removed(path, None, leaf))
+                broken.append(path)
+            continue
+        reason = _compare(path, prev, leaf, history, name)
+        if reason is not None:
+            reasons.append(reason)
+            if reason.code in (
+                ReasonCode.STRUCTURE_CHANGED,
+                ReasonCode.TYPE_CHANGED,
+                ReasonCode.OBJECT_CHANGED,
+            ):
+                broken.append(path)
+    for path, prev in old.items():
+        if path not in new and parent_path(path) is None:
+            reasons.append(argument_added_or_removed(path, prev, None))
+    return reasons
+
+
+def _compare(
+    path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str = "f"
+) -> Reason | None:
+    if prev.kind != leaf.kind or (prev.kind in ("python", "composite") and prev.type_name != leaf.type_name):
+        return type_changed(path, prev, leaf, history, name)
+    if leaf.kind == "tensor":
+        return tensor_changed(path, prev, leaf, history, name)
+    if leaf.kind == "python":
+        if prev.value != leaf.value:
+            return python_value_changed(path, prev, leaf, history, name)
+        return None
+    if leaf.kind == "variable":
+        if (prev.dtype, prev.shape, prev.value) != (leaf.dtype, leaf.shape, leaf.value):
+            return variable_changed(path, prev, leaf, history, name)
+        return None
+    if leaf.kind == "object":
+        if prev.value != leaf.value or prev.type_name != leaf.type_name:
+            return object_changed(path, prev, leaf)
+        return None
+    if leaf.kind == "container":
+        if prev.type_name != leaf.type_name:
+            return type_changed(path, prev, leaf, history, name)
+        if prev.value != leaf.value:
+            return structure_changed(path, prev, leaf, history, name)
+        return None
+    if prev.value != leaf.value:
+        return composite_changed(path, prev, leaf)
+    return None
+
+
+def mark_wasted(reasons: Sequence[Reason], graph_index: int) -> list[Reason]:
+    """Say that a python-value retrace built a graph identical to a cached one but for constants."""
+    out = []
+    for r in reasons:
+        if r.code == ReasonCode.PYTHON_VALUE_CHANGED:
+            r = replace(
+                r,
+                message=r.message + f" — a wasted retrace: the new graph is the same as graph "
+                f"#{graph_index} except for constants",
+            )
+        out.append(r)
+    return out

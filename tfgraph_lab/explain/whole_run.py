@@ -1,0 +1,229 @@
+"""One plan per function, counted over the whole watched run.
+
+A reason is explained when its graph is traced, against the graphs seen so far, so its plans
+count the calls up to that moment: the demo's first ``lr`` retrace promised "2 graphs instead
+of 3" where the whole run needs 4 instead of 22, and one argument could get "cast `x` to int32"
+at one retrace and "cast `x` to float32" at the next. When the watch ends, :class:`WholeRun`
+rebuilds every plan of a function from the graphs its calls used in this watch (graphs only
+earlier cells used are left out) and rewrites the fix texts that show them:
+
+- each argument gets one call-site rewrite, whatever reason asked for it (a cast to the first
+  floating dtype seen for it, else to its first dtype; ``tf.constant`` for Python values only);
+- every promise counts the whole run, "N fewer graphs: G graphs instead of H for the calls
+  seen", H the graphs the calls used, G those left once the change is applied to every call;
+- ``reduce_retracing=True`` is dropped where it saves no graph for these calls (it relaxes
+  shapes but not the other arguments that make the graphs).
+- under a distribution strategy every count is per device: each replica traces its own graphs
+  (TF 2.21, 2 logical CPUs: an input_signature leaves 2, not "1 graph for every call").
+
+Pure: plain records only. Imports neither TensorFlow, IPython nor ipywidgets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..model.records import FixPlan, Reason
+from ..model.signatures import ArgLeaf, Signature, parent_path
+from ..model.vocab import ReasonCode
+from .fixes import (
+    PYTHON_TENSOR_DTYPES,
+    call_plan,
+    graphs_with_reduce_retracing,
+    input_signature_plan,
+    stacked_history,
+)
+
+__all__ = ["ONE_OFF", "PER_DEVICE_PROMISE", "WholeRun", "promise_text"]
+
+ONE_OFF = "one-off second trace of the first call"  # explain._with_one_off's words
+PER_DEVICE_PROMISE = "1 graph per device (under a distribution strategy each replica keeps its own)"
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
+# Where a text names a plan that may be dropped: the words around it (argument_reasons' shapes).
+_DROPPED_AROUND = ("; or ", "; to make another dtype an error: ", "; for a shape that varies: ")
+
+
+def promise_text(graphs: int, before: int, what: str, bound: str = "") -> str:
+    """``18 fewer graphs: 4 graphs instead of 22 for the calls seen, whatever the value``
+    (``what``: "for the calls seen…"; ``bound``: "at most "); a change that saves nothing says
+    that other arguments make the graphs."""
+    noun = "graph" if graphs == 1 else "graphs"
+    saved = before - graphs
+    if saved <= 0:
+        return f"no fewer graphs for the calls seen ({graphs} either way: other arguments make them)"
+    fewer = f"{saved} fewer graph{'s' if saved != 1 else ''}"
+    return f"{fewer}: {bound}{graphs} {noun} instead of {before} {what}"
+
+
+class WholeRun:
+    """The plans of one function rebuilt over ``history``: the signatures of the graphs its
+    calls used in this watch, in cache order; an input_signature covers ``known`` too (every
+    graph it holds) where it can. ``name``: the function as the fix's code calls it."""
+
+    def __init__(self, history: Sequence[Signature], name: str, known: Sequence[Signature] = ()) -> None:
+        self.history = list(history)
+        # every graph the function holds (earlier cells' too): an input_signature must cover them
+        self.known = list(known) or self.history
+        self.name = name
+        # under a distribution strategy each replica's device keeps its own graphs (measured, TF
+        # 2.21, MirroredStrategy over 2 logical CPUs: an input_signature leaves 2 graphs, one per
+        # device; reduce_retracing 4 for batch sizes 4, 1, 2): every count is per device
+        self.devices = max(1, len({_device(sig.context) for sig in self.history} - {""}))
+        self.before = len({(sig.leaves, _device(sig.context)) for sig in self.history})
+        self._cache: dict[Reason, Reason] = {}
+        self._extra = 0
+
+    @property
+    def _before(self) -> int:
+        return self.before + self._extra
+
+    def reason(self, reason: Reason) -> Reason:
+        """``reason`` with its plans and fix text counted over the whole run."""
+        if not reason.plans or not self.history:
+            return reason
+        done = self._cache.get(reason)
+        if done is None:
+            done = self._cache[reason] = self._rebuild(reason)
+        return done
+
+    def reasons(self, reasons: Sequence[Reason]) -> tuple[Reason, ...]:
+        return tuple(self.reason(r) for r in reasons)
+
+    # -- one reason
+
+    def _rebuild(self, reason: Reason) -> Reason:
+        # a first call that created variables traced twice: one graph more, with or without a fix
+        self._extra = int(ONE_OFF in reason.fix)
+        fix, plans = reason.fix, []
+        for old in reason.plans:
+            new = self._plan(old)
+            useless = new is None or (new.decorator == "reduce_retracing=True" and new.graphs >= self._before)
+            dropped = _without(fix, old.text(self.name)) if useless else None
+            if dropped is not None:
+                fix = dropped
+                continue
+            new = new or old
+            fix = fix.replace(old.text(self.name), new.text(self.name))
+            plans.append(new)
+        target = self.target(reason.argument) if reason.code == ReasonCode.TYPE_CHANGED else None
+        if target is not None:  # type_changed names the dtype: "always a float32 tensor"
+            fix = _retarget(fix, target)
+        return replace(reason, fix=fix, plans=tuple(plans))
+
+    def _plan(self, old: FixPlan) -> FixPlan | None:
+        """``old`` rebuilt over the whole run; None when it no longer serves these calls (a
+        ``reduce_retracing`` plan that saves no graph is the caller's to drop)."""
+        if old.hoist:
+            return replace(old, graphs=max(1, self._before))
+        if old.decorator.startswith("input_signature="):
+            dtypes = {}
+            for path, _ in old.call:
+                dtype = self.target(path)
+                if dtype is not None:
+                    dtypes[path] = dtype
+            plan = input_signature_plan(self.known, dtypes=dtypes) or input_signature_plan(
+                self.history, dtypes=dtypes
+            )
+            if plan is None:
+                return None
+            call = tuple((p, self.rewrite(p) or e) for p, e in old.call)
+            graphs, promise = (1 + self._extra) * self.devices, old.promise
+            if self.devices > 1:  # "4 fewer graphs: 2 graphs instead of 6 for the calls seen, 1 per device (…)"
+                promise = promise_text(graphs, self._before, "for the calls seen, 1 per device" + PER_DEVICE_PROMISE.split("device", 1)[1])
+            return replace(
+                old,
+                decorator=plan.decorator,
+                call=call,
+                graphs=graphs,
+                promise=promise,
+                note=plan.note or old.note,
+            )
+        if old.decorator == "reduce_retracing=True":
+            return self._relaxed(old)
+        if old.call and not old.decorator:
+            return self._call_plan(old)
+        return old  # another change (jit_compile=False …): not counted from signatures
+
+    def _relaxed(self, old: FixPlan) -> FixPlan | None:
+        history: Sequence[Signature] | None = self.history
+        for path, _ in old.call:  # tf.stack(path): count the stacked calls
+            history = stacked_history(path, self.history)
+        if history is None:
+            return None
+        graphs = graphs_with_reduce_retracing(history) * self.devices + self._extra
+        tail = old.promise.split(" (", 1)[1] if " (" in old.promise and graphs < self._before else ""
+        promise = promise_text(graphs, self._before, "for the calls seen", "at most ")
+        return replace(old, graphs=graphs, promise=promise + (f" ({tail}" if tail else ""))
+
+    def _call_plan(self, old: FixPlan) -> FixPlan:
+        call = tuple((p, self.rewrite(p) or e) for p, e in old.call)
+        targets = {p: self.target(p) for p, _ in call}
+
+        def rewritten(leaf: ArgLeaf) -> ArgLeaf:
+            dtype = targets.get(leaf.path)
+            if dtype is None or leaf.kind not in ("tensor", "python"):
+                return leaf
+            shape = leaf.shape if leaf.kind == "tensor" else ()
+            return ArgLeaf(leaf.path, "tensor", "Tensor", dtype, shape)
+
+        graphs = call_plan(self.history, dict(call), rewritten).graphs * self.devices + self._extra
+        python_only = all(e.startswith("tf.constant(") for _, e in call)
+        what = "for the calls seen" + (", whatever the value" if python_only else ", all in one dtype")
+        trade = old.trade if call == old.call else ""
+        promise = promise_text(graphs, self._before, what)
+        return replace(old, call=call, graphs=graphs, promise=promise, trade=trade)
+
+    # -- one argument
+
+    def target(self, path: str) -> str | None:
+        """The one dtype every call passes ``path`` as: the first floating dtype seen for it (a
+        cast to an integer would cut 2.5 to 2), else the first dtype seen."""
+        seen = []
+        for sig in self.history:
+            leaf = sig.by_path().get(path)
+            if leaf is None or parent_path(path) is not None:
+                continue
+            if leaf.kind == "tensor" and leaf.dtype:
+                seen.append(leaf.dtype)
+            elif leaf.kind == "python" and leaf.type_name in PYTHON_TENSOR_DTYPES:
+                seen.append(PYTHON_TENSOR_DTYPES[leaf.type_name])
+        floats = [d for d in seen if d in _FLOATS]
+        first = floats or seen
+        return first[0] if first else None
+
+    def rewrite(self, path: str) -> str | None:
+        """``tf.constant(x)`` when ``x`` was only ever a Python value of one kind, else
+        ``tf.cast(x, tf.<target>)``; None when no dtype fits."""
+        dtype = self.target(path)
+        if dtype is None:
+            return None
+        kinds = {
+            (leaf.kind, leaf.type_name) for sig in self.history for leaf in sig.leaves if leaf.path == path
+        }
+        if len(kinds) == 1 and next(iter(kinds))[0] == "python":
+            return f"tf.constant({path})"
+        return f"tf.cast({path}, tf.{dtype})"
+
+
+def _device(context: str) -> str:
+    """The device a signature's context names (``eager; device /device:CPU:1; …``), or ""."""
+    match = re.search(r"(?:^|; )device (\S+?)(?:;|$)", context)
+    return match.group(1) if match else ""
+
+
+def _without(fix: str, text: str) -> str | None:
+    """``fix`` without the plan ``text`` and the words that join it, or None."""
+    for around in _DROPPED_AROUND:
+        if around + text in fix:
+            return fix.replace(around + text, "", 1)
+    return None
+
+
+def _retarget(fix: str, dtype: str) -> str:
+    start = fix.find("always a ")
+    end = fix.find(" tensor:", start)
+    if start < 0 or end < 0:
+        return fix
+    return fix[: start + len("always a ")] + dtype + fix[end:]

@@ -1,0 +1,392 @@
+"""``tfgraph-lab`` (also ``python -m tfgraph_lab``): run a script under the recorder, run the demo,
+render a saved JSON report, print workshop launch links, or check a JupyterHub for a workshop.
+Thin argparse glue over :mod:`tfgraph_lab.watching.recorder`, :mod:`tfgraph_lab.hubcheck.workshop` and
+:mod:`tfgraph_lab.hubcheck`.
+
+Exit status of ``run``: the script's own status; 3 when the script succeeded but a
+``--max-traces`` or ``--max-xla-compiles`` budget was broken; 2 for bad command-line input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import runpy
+import signal
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+from .. import __version__
+from ..hubcheck.command import add_workshop_parser
+from ..hubcheck.workshop import BINDER_BASE, MOVING_REFS, format_links, list_lessons, workshop_links
+from ..model.errors import TensorFlowMissingError, TfgraphLabError, UsageProblem, budget_message
+from ..model.places import script_traceback
+from ..recording.xla_log import LOG as _XLA_LOG
+from ..watching.budget import TraceBudget
+
+__all__ = ["EXIT_BUDGET", "add_workshop_links_parser", "build_parser", "main"]
+
+EXIT_BUDGET = 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tfgraph-lab",
+        description="See why your tf.functions retrace, and how to stop it.",
+    )
+    parser.add_argument("--version", action="version", version=f"tfgraph-lab {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    run = sub.add_parser(
+        "run",
+        help="run a Python script (or -m MODULE) under the recorder; the report goes to stderr",
+        description="Run SCRIPT (or -m MODULE, like python -m) with every tf.function watched. "
+        "Each retrace is logged to stderr the moment it happens; the script's stdout and exit "
+        "status pass through; the text report is printed to stderr at the end.",
+    )
+    run.add_argument("--json", metavar="PATH", help="also write the report as JSON (version 1)")
+    run.add_argument(
+        "--trace",
+        metavar="PATH",
+        help="also write a timeline (Chrome Trace Event Format; open it in Perfetto or chrome://tracing)",
+    )
+    run.add_argument("--tensorboard", metavar="DIR", help="also write TensorBoard scalars to DIR")
+    run.add_argument(
+        "--max-traces",
+        action="append",
+        metavar="N|FN=N",
+        help="trace budget: N per user function, FN=N for one function (repeatable); "
+        f"exit status {EXIT_BUDGET} when broken",
+    )
+    run.add_argument(
+        "--max-xla-compiles",
+        action="append",
+        metavar="N|FN=N",
+        help="XLA compile budget (jit_compile=True): N per function (Keras's XLA step included), "
+        f"FN=N for one function (repeatable); exit status {EXIT_BUDGET} when broken",
+    )
+    run.add_argument("--all", action="store_true", help="also list TensorFlow/Keras functions")
+    run.add_argument(
+        "-q", "--quiet", action="store_true", help="print neither the live retrace lines nor the report"
+    )
+    run.add_argument(
+        "-m",
+        dest="module",
+        nargs=argparse.REMAINDER,
+        metavar="MODULE [ARGS]",
+        help="run a library module as a script, like python -m (the rest of the line is its arguments)",
+    )
+    run.add_argument("script", nargs="?", help="the Python script to run")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+
+    demo = sub.add_parser("demo", help="show the retracing trap and its cure on a tiny model")
+    demo.add_argument("--json", metavar="PATH", help="write the trap's report as JSON")
+    demo.add_argument("--all", action="store_true", help="list every graph of the cache")
+
+    show = sub.add_parser(
+        "report",
+        help="print a report saved with --json, or merge several (one per process)",
+        description="Print a report saved with --json. Given several, merge them: each "
+        "function's counts summed over the processes, with a per-process breakdown.",
+    )
+    show.add_argument("paths", nargs="+", metavar="PATH", help="JSON files written by --json")
+    show.add_argument("--all", action="store_true", help="also list TensorFlow/Keras functions")
+    show.add_argument("--json", metavar="OUT", help="write the (merged) report as JSON")
+    show.add_argument("--html", metavar="OUT", help="write the (merged) report as one standalone HTML page")
+    show.add_argument("--trace", metavar="OUT", help="write the timeline (Chrome Trace Event Format)")
+
+    add_workshop_links_parser(sub)
+    add_workshop_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(parser, args)
+        if args.command == "demo":
+            return _demo(args)
+    except TensorFlowMissingError as exc:  # says which command installs TensorFlow
+        print(f"tfgraph-lab: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "report":
+        return _report(parser, args)
+    handler = getattr(args, "handler", None)
+    if handler is not None:
+        return int(handler(args) or 0)
+    parser.error(f"unknown command {args.command!r}")
+    return 2
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    try:
+        budget = TraceBudget.parse(args.max_traces)
+        xla_budget = TraceBudget.parse(args.max_xla_compiles, measure="xla_compiles")
+    except UsageProblem as exc:
+        parser.error(str(exc))
+    module: str | None = None
+    if args.module is not None:
+        if not args.module:
+            parser.error("-m needs a module name, e.g. tfgraph-lab run -m mypackage.train")
+        module, *script_args = args.module
+        if args.script is not None:  # "run SCRIPT -m X": -m belongs to the script
+            parser.error("give either SCRIPT or -m MODULE, not both")
+    else:
+        script = args.script
+        if script is None:
+            parser.error("give a script to run (or -m MODULE)")
+        if not os.path.isfile(script):
+            parser.error(f"no such script: {script!r}")
+        script_args = args.args
+    from ..watching.outputs import check_outputs, report_stream
+
+    try:  # before the script runs, and absolute: the script may os.chdir
+        outputs = check_outputs(vars(args))
+    except TfgraphLabError as exc:
+        print(f"tfgraph-lab: {exc}. The script was not run.", file=sys.stderr)
+        return 2
+    _quiet_tensorflow()
+    _XLA_LOG.prepare()  # TensorFlow's own XLA compile log, read during the watch (exact counts)
+    from ..watching.lifecycle import Lifecycle
+    from ..watching.livelog import stream_to_stderr
+    from ..watching.recorder import TraceRecorder
+
+    life = Lifecycle(TraceRecorder(budget, xla_budget), outputs)
+    parent = os.getpid()
+    old_argv = sys.argv
+    if module is not None:
+        sys.argv = [module, *script_args]  # runpy puts the module's path in argv[0]
+        path0 = os.getcwd()  # python -m puts the working directory first
+    else:
+        sys.argv = [script, *script_args]
+        path0 = os.path.dirname(os.path.abspath(script))
+    sys.path.insert(0, path0)
+    if module is not None and not _module_exists(module):
+        sys.path.remove(path0)
+        sys.argv = old_argv
+        print(f"tfgraph-lab: no module named {module!r} (as python -m would find it)", file=sys.stderr)
+        return 1
+    try:
+        with stream_to_stderr(quiet=args.quiet, show_framework=args.all):
+            if module is not None:
+                ran = life.run(lambda: _as_main(runpy.run_module, module, alter_sys=True))
+            else:
+                ran = life.run(lambda: _as_main(runpy.run_path, script))
+    except TfgraphLabError as exc:  # the recording could not start
+        print(f"tfgraph-lab: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        sys.argv = old_argv
+        if sys.path and sys.path[0] == path0:
+            sys.path.pop(0)
+    status = _status(ran.error)
+    if os.getpid() != parent:
+        return status  # a forked child that returned: only the parent reports
+    with contextlib.suppress(ValueError, OSError):  # the script may have closed sys.stdout
+        sys.stdout.flush()
+    done = life.finish(show_framework=args.all)
+    err = report_stream()
+    if not args.quiet:
+        print(done.report, file=err)
+    for problem in done.problems:
+        print(f"tfgraph-lab: {problem}", file=err)
+    if done.problems:
+        return status or 2
+    if isinstance(ran.error, KeyboardInterrupt):
+        _die_by_sigint(err)
+    sys.stderr.writelines(f"tfgraph-lab: warning: {w}\n" for w in done.report.budget_warnings)
+    if status == 0 and done.over_budget:
+        print(f"tfgraph-lab: {budget_message(list(done.overruns), list(done.xla_overruns), done.report)}", file=sys.stderr)
+        return EXIT_BUDGET
+    return status
+
+
+def _as_main(run: Callable[..., Any], target: str, **options: Any) -> Any:
+    """Run the script as ``__main__``; TensorFlow's errors then show its frames, not ours."""
+    from ..watching.recorder import tool_frames_hidden
+
+    __tracebackhide__ = True
+    with tool_frames_hidden():
+        return run(target, run_name="__main__", **options)
+
+
+def _status(error: BaseException | None) -> int:
+    """The exit status ``python SCRIPT`` would end with; prints the traceback it would print."""
+    if error is None:
+        return 0
+    if isinstance(error, SystemExit):
+        return _exit_code(error.code)
+    traceback.print_exception(script_traceback(error))  # the script's frames, not ours
+    return 130 if isinstance(error, KeyboardInterrupt) else 1
+
+
+def _die_by_sigint(err: TextIO) -> None:
+    """End as ``python`` ends on an uncaught KeyboardInterrupt: killed by SIGINT (status -2 to
+    a parent, 130 in a shell), so a caller's own Ctrl-C handling sees what it expects."""
+    err.flush()
+    if hasattr(signal, "SIGINT") and hasattr(os, "kill"):
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def _module_exists(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent package missing, or an empty name part
+        return False
+
+
+def _exit_code(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _demo(args: argparse.Namespace) -> int:
+    _quiet_tensorflow()
+    try:
+        import tensorflow  # noqa: F401  (the demo needs it: fail here, clearly, if it is missing)
+    except ModuleNotFoundError as exc:
+        if exc.name != "tensorflow":
+            raise
+        raise TensorFlowMissingError() from exc
+    from .demo import run_demo
+
+    slow, _ = run_demo(show_all=args.all)
+    if args.json:
+        from ..watching.outputs import write_json
+
+        try:
+            write_json(slow, args.json)
+        except TfgraphLabError as exc:
+            print(f"tfgraph-lab: {exc}", file=sys.stderr)
+            return 2
+    return 0
+
+
+def _report(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from ..render.merged import render_breakdown_text, render_page
+    from ..report.merge import merge_reports, process_names
+    from ..watching.outputs import read_report, write_chrome_trace, write_html, write_text
+
+    reports = []
+    for path in args.paths:
+        try:
+            reports.append(read_report(path))
+        except ValueError as exc:
+            print(
+                f"tfgraph-lab report: cannot read a tfgraph_lab report from {path!r}: {exc}", file=sys.stderr
+            )
+            return 2
+    merged = None
+    if len(reports) == 1:
+        report = reports[0]
+        title = f"tfgraph_lab report: {os.path.basename(args.paths[0])}"
+    else:
+        merged = merge_reports(list(zip(process_names(args.paths), reports)))
+        report = merged.report
+        title = f"tfgraph_lab report: {len(reports)} processes merged"
+    report = report.with_options(show_framework=args.all)
+    print(report)
+    if merged is not None:
+        print()
+        print(render_breakdown_text(merged, show_framework=args.all))
+    try:
+        if args.json:
+            data = merged.to_dict() if merged is not None else report.to_dict()
+            write_text(
+                json.dumps(data, indent=1, ensure_ascii=False) + "\n",
+                args.json,
+                "--json",
+                "the JSON report",
+                "merged.json",
+            )
+        if args.html:
+            write_html(render_page(report, title, merged), args.html)
+        if args.trace:
+            write_chrome_trace(report, args.trace)
+    except TfgraphLabError as exc:
+        print(f"tfgraph-lab: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _quiet_tensorflow() -> None:
+    """TF's C++ start-up lines are noise here (set before TensorFlow is imported)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def add_workshop_links_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+    """Add ``workshop-links`` to a ``tfgraph-lab`` sub-command set; its handler is in
+    ``handler`` of the parsed namespace."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "workshop-links",
+        help="print a workshop's launch links: one per learner for the lessons, Voila for the labs app",
+        description="Print the launch links of a workshop: one link per learner for the lessons "
+        "(Binder in JupyterLab, opened at the first lesson; the next ones open from its file "
+        "browser, in the same session), with --hub the same through nbgitpuller, and a Binder "
+        "Voila link for the labs app. Pin a tag for a workshop and open one link beforehand so "
+        "Binder builds the image (docs/WORKSHOP.md).",
+    )
+    parser.add_argument("--ref", required=True, help="git tag (recommended), branch or commit")
+    parser.add_argument("--hub", metavar="URL", help="JupyterHub URL for nbgitpuller links")
+    parser.add_argument(
+        "--binder-url",
+        metavar="URL",
+        default=BINDER_BASE,
+        help=f"BinderHub to launch on (default: {BINDER_BASE})",
+    )
+    parser.add_argument(
+        "--format", dest="fmt", choices=("text", "markdown"), default="text", help="output format"
+    )
+    parser.add_argument("--lessons-dir", metavar="DIR", help="lessons folder (default: the checkout's)")
+    parser.add_argument("--repository", metavar="URL", help="repository URL (default: [project.urls])")
+    parser.set_defaults(handler=_workshop_links)
+    return parser
+
+
+def _workshop_links(args: argparse.Namespace) -> int:
+    """Handler of ``tfgraph-lab workshop-links``: print the links; 2 on bad input."""
+    try:
+        lessons = None
+        if args.lessons_dir:
+            folder = Path(args.lessons_dir)
+            if not folder.is_dir():
+                raise UsageProblem(f"--lessons-dir {args.lessons_dir!r} is not a folder")
+            lessons = list_lessons(folder)
+        binder = urlsplit(args.binder_url.strip())
+        if binder.scheme not in ("https", "http") or not binder.netloc:
+            raise UsageProblem(f"--binder-url {args.binder_url!r} is not a BinderHub URL like {BINDER_BASE}")
+        links = workshop_links(
+            args.ref,
+            args.hub,
+            lessons=lessons,
+            repository=args.repository,
+            binder_base=args.binder_url.strip(),
+        )
+        text = format_links(links, args.fmt)
+    except UsageProblem as exc:
+        print(f"tfgraph-lab workshop-links: {exc}", file=sys.stderr)
+        return 2
+    if args.ref.strip() in MOVING_REFS:
+        print(
+            f"tfgraph-lab workshop-links: note: {args.ref!r} moves; Binder rebuilds the image "
+            "after every push to it. Pin a tag for a workshop.",
+            file=sys.stderr,
+        )
+    sys.stdout.write(text)
+    return 0

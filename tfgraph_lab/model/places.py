@@ -1,0 +1,194 @@
+"""Where Python code lives: the user's function behind wrappers, code locations, and which files
+are TensorFlow's, Keras's or ours rather than the user's.
+
+Pure Python introspection (code objects, frames, file paths). Imports neither TensorFlow nor
+IPython; knows TensorFlow only by the folders its packages live in. :func:`cell_label` reads
+an IPython that is already running through ``sys.modules`` (a look-up the import linter cannot
+see, listed in ``tests/test_architecture.py``), so the recorder can name notebook cells when it
+records.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import sysconfig
+import types
+from typing import Any
+
+__all__ = [
+    "PACKAGE_DIR",
+    "caller_location",
+    "cell_label",
+    "closure_functions",
+    "code_location",
+    "innermost_python_function",
+    "is_framework_file",
+    "script_traceback",
+]
+
+
+def innermost_python_function(obj: Any) -> Any:
+    """Follow ``__wrapped__`` and bound methods' ``__func__`` to the user's own function."""
+    seen = set()
+    while id(obj) not in seen:
+        seen.add(id(obj))
+        if isinstance(obj, types.MethodType):
+            obj = obj.__func__
+            continue
+        wrapped = getattr(obj, "__wrapped__", None)
+        if wrapped is not None and wrapped is not obj:
+            obj = wrapped
+            continue
+        break
+    return obj
+
+
+def closure_functions(fn: Any, depth: int = 2) -> str:
+    """The functions ``fn``'s closure captures, by qualname (nested ``depth`` levels deep).
+
+    Two closures of one piece of code that capture different functions are different
+    functions, not a re-created one: Keras builds its train and test functions from one
+    ``one_step_on_data`` closure over ``train_step`` or ``test_step`` (Keras 3.x). Captured
+    values that are not functions (numbers, models, tensors) are left out.
+    """
+    closure = getattr(fn, "__closure__", None)
+    if not closure or depth <= 0:
+        return ""
+    names = []
+    for cell in closure:
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        python_function = getattr(value, "python_function", None)  # a tf.function
+        target = innermost_python_function(python_function if python_function is not None else value)
+        if not isinstance(target, types.FunctionType):
+            continue
+        inner = closure_functions(target, depth - 1)
+        names.append(target.__qualname__ + (f"({inner})" if inner else ""))
+    return ",".join(names)
+
+
+def code_location(fn: Any) -> tuple[str, str, int]:
+    qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if qualname is None:
+        qualname = type(fn).__qualname__
+    code = getattr(fn, "__code__", None)
+    if code is None and callable(fn):
+        code = getattr(type(fn).__call__, "__code__", None)
+    filename = code.co_filename if code is not None else "<unknown>"
+    firstlineno = code.co_firstlineno if code is not None else 0
+    return str(qualname), filename, int(firstlineno)
+
+
+def _framework_roots() -> tuple[str, ...]:
+    roots = []
+    for package in ("tensorflow", "keras", "tf_keras", "absl", "tensorflow_datasets"):
+        module = sys.modules.get(package)
+        path = getattr(module, "__file__", None)
+        if path:
+            roots.append(os.path.dirname(os.path.abspath(path)) + os.sep)
+    purelib = sysconfig.get_paths().get("purelib")
+    if purelib:
+        for package in ("tensorflow", "keras", "tf_keras"):
+            roots.append(os.path.join(purelib, package) + os.sep)
+    return tuple(dict.fromkeys(roots))
+
+
+_ROOTS: tuple[str, ...] | None = None
+
+
+def is_framework_file(filename: str) -> bool:
+    """True for code of TensorFlow, Keras (or this package): not the user's."""
+    global _ROOTS
+    if _ROOTS is None:
+        _ROOTS = _framework_roots()
+    if filename.startswith("<frozen"):
+        return True
+    path = filename if filename.startswith("<") else os.path.abspath(filename)
+    return path.startswith(_ROOTS)
+
+
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # tfgraph_lab/
+# Our own machinery; the demo module is user-like code and stays visible.
+_DEMO = PACKAGE_DIR + os.path.join("faces", "demo.py")  # the built-in demo plays the user: its lines are shown
+
+
+@functools.lru_cache(maxsize=1)
+def _stdlib_dir() -> str:
+    return sysconfig.get_paths().get("stdlib", "") + os.sep
+
+
+def caller_location() -> str | None:
+    """``file:line`` of the innermost frame outside TF, Keras, tfgraph_lab and the stdlib."""
+    stdlib = _stdlib_dir()
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if (
+            not is_framework_file(filename)
+            and (not filename.startswith(PACKAGE_DIR) or filename == _DEMO)
+            and not (stdlib != os.sep and filename.startswith(stdlib))
+        ):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def cell_label(place: str | None) -> tuple[str, str] | None:
+    """``(file, "In [3]")`` when the file of ``place`` (``file`` or ``file:line``) is a cell the
+    running IPython compiled (ipykernel names cells ``<tmp>/ipykernel_<pid>/<hash>.py``,
+    terminal IPython ``<ipython-input-3-…>``); None otherwise. Looks only if IPython is imported
+    already, through its ``get_ipython`` and the compiler's ``_filename_map`` (IPython 8 and 9:
+    filename → execution count)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None or not place:
+        return None
+    file, _, line = place.rpartition(":")
+    if not file or not line.isdigit():
+        file = place
+    try:
+        shell = ipython.get_ipython()
+        number = shell.compile._filename_map.get(file) if shell is not None else None
+    except Exception:  # an IPython without that map: keep the path
+        return None
+    return None if number is None else (file, f"In [{number}]")
+
+
+def _launcher(filename: str) -> bool:
+    """A frame of what runs the user's script: this package (``tfgraph-lab run``) or runpy."""
+    return filename.startswith(PACKAGE_DIR) or filename in ("<frozen runpy>", _RUNPY)
+
+
+_RUNPY = os.path.join(sysconfig.get_paths().get("stdlib", ""), "runpy.py")
+
+
+def script_traceback(exc: BaseException) -> BaseException:
+    """``exc`` (and the exceptions it chains) with the frames of the tool that ran the script
+    left out, as ``python SCRIPT`` would show them: the leading frames of this package and
+    runpy (``cli.py``, ``lifecycle.py``, ``<frozen runpy>``), and any frame marked
+    ``__tracebackhide__`` (the call hook), the mark pytest and IPython honour too."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        frames = []
+        tb = e.__traceback__
+        while tb is not None:
+            frames.append(tb)
+            tb = tb.tb_next
+        while frames and _launcher(frames[0].tb_frame.f_code.co_filename):
+            frames.pop(0)
+        kept = [t for t in frames if not t.tb_frame.f_locals.get("__tracebackhide__")]
+        if frames or e.__traceback__ is None:
+            new: types.TracebackType | None = None
+            for t in reversed(kept):
+                new = types.TracebackType(new, t.tb_frame, t.tb_lasti, t.tb_lineno)
+            e.__traceback__ = new
+        todo += [e.__cause__, e.__context__]
+    return exc

@@ -1,0 +1,169 @@
+"""Why a new graph was traced: its explanation against the graphs before it, and the history
+that outlives a single watch.
+
+The history records which Python code has been traced by how many ``tf.function`` objects, so
+that a re-run notebook cell or ``tf.function(f)`` in a loop is named ``new-function-object``.
+It holds strings, numbers and signatures only. Called by the hub on the slow path (a call that
+traced); the reasons themselves come from the pure :mod:`tfgraph_lab.explain.trace`. Imports
+TensorFlow only through :mod:`tfgraph_lab.adapter`; never IPython.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+
+from .. import adapter as tfa
+from ..explain.keras_fixes import keras_flag_reason, keras_reason
+from ..explain.trace import explain_trace, mark_wasted
+from ..model.counts import is_retrace
+from ..model.places import cell_label, innermost_python_function
+from ..model.records import Reason
+from ..model.signatures import Signature, parent_path
+from ..model.vocab import ReasonCode
+from .calllog import FunctionState, GraphState
+
+__all__ = ["History", "explain_new_graph"]
+
+_IPYTHON_INPUT = re.compile(r"^<ipython-input-\d+-")
+_KEPT_SIGNATURES = 8  # graphs of earlier objects remembered per piece of code
+
+
+class History:
+    """Per piece of Python code: how many function objects traced it, their latest graphs."""
+
+    def __init__(self) -> None:
+        self.objects_per_code: dict[tuple[str, str, int, str, str], int] = {}
+        self.last_graphs: dict[tuple[str, str, int, str, str], list[Signature]] = {}
+        # The code object the latest function object ran: a notebook cell run again compiles
+        # its source anew, a loop re-wraps the same code (a code object: constants, no globals)
+        self.codes: dict[tuple[str, str, int, str, str], object] = {}
+
+    def reset(self) -> None:
+        """Forget every earlier function object (``Hub.reset``, ``recorder.reset_recording``)."""
+        self.objects_per_code.clear()
+        self.last_graphs.clear()
+        self.codes.clear()
+
+    def cell_rerun(self, key: tuple[str, str, int, str, str], state: FunctionState) -> bool:
+        """The first graph of ``state`` is its cell's re-run: an IPython cell defined this
+        function's code again (a new code object for the same place), not a loop re-wrapping it."""
+        fn = state.ref()
+        python_function = innermost_python_function(getattr(fn, "_python_function", None))
+        code = getattr(python_function, "__code__", None)
+        if code is None:
+            return False
+        before = self.codes.get(key)
+        self.codes[key] = code
+        return before is not None and before is not code and cell_label(state.info.filename) is not None
+
+    def code_key(self, info: tfa.FunctionInfo) -> tuple[str, str, int, str, str]:
+        # Terminal IPython names a cell "<ipython-input-12-3f2a…>": the execution count changes
+        # when the cell is re-run, the hash of its text does not (ipykernel uses the hash only).
+        # Closures over different functions are different functions (Keras's train vs test).
+        # A named function keys by its code's own qualname and its owner: another Keras model's
+        # train step is another piece of work, not a new object of this one.
+        filename = _IPYTHON_INPUT.sub("<ipython-input-", info.filename)
+        return (filename, info.origin or info.qualname, info.firstlineno, info.closure, info.owner)
+
+
+def explain_new_graph(
+    history: History, state: FunctionState, graph: GraphState, call_sig: Signature | None
+) -> tuple[Reason, ...]:
+    """The reasons for ``graph``, new in ``state``'s cache; marks ``graph.retrace`` and adds
+    the graph to ``history`` (the hub's)."""
+    earlier = [g for g in state.graph_list if g is not graph and g.seq < graph.seq]
+    code_key = history.code_key(state.info)
+    objects_before = history.objects_per_code.get(code_key, 0)
+    rerun = False
+    if not earlier:  # the first graph of this function object
+        history.objects_per_code[code_key] = objects_before + 1
+        rerun = history.cell_rerun(code_key, state)
+    other_objects = history.last_graphs.get(code_key, [])
+    reasons = explain_trace(
+        new=graph.signature,
+        call=call_sig,
+        cached=[g.signature for g in earlier],
+        cached_scopes=[g.scope for g in earlier],
+        scope=graph.scope,
+        other_objects=other_objects if objects_before else [],
+        reduce_retracing=state.info.reduce_retracing,
+        qualname=state.info.qualname,
+        kind=state.info.kind,
+        cell_rerun=rerun,
+    )
+    history.last_graphs[code_key] = ([*other_objects, graph.signature])[-_KEPT_SIGNATURES:]
+    graph.retrace = is_retrace([r.code for r in reasons])  # decided here, once (counts.py)
+    if any(r.code == ReasonCode.PYTHON_VALUE_CHANGED for r in reasons):
+        reasons = _mark_wasted(graph, earlier, reasons)
+    flags = _python_flags(graph.signature)
+    if flags and flags != state.info.python_flags:
+        fn = state.ref()
+        if fn is not None and tfa.needs_python_training(fn):
+            state.info = replace(state.info, python_flags=flags)
+    if state.info.python_flags:  # they reach Keras 3 layers: no fix makes them tensors
+        reasons = [keras_flag_reason(r, state.info.python_flags, state.info.qualname) for r in reasons]
+    if state.info.role:  # Keras's step, named by TraceCallback: fixes at the user's level
+        generalised = call_sig is not None and call_sig.leaves != graph.signature.leaves
+        reasons = [keras_reason(r, state.info.role, generalised) for r in reasons]
+    if state.info.framework and _KERAS_DIR in state.info.filename:
+        owned = bool(state.info.owner)
+        reasons = [
+            _keras_rebuilt(r, owned) if r.code == ReasonCode.NEW_FUNCTION_OBJECT else r for r in reasons
+        ]
+    return tuple(reasons)
+
+
+_KERAS_DIR = f"{os.sep}keras{os.sep}"
+
+
+def _python_flags(signature: Signature) -> tuple[str, ...]:
+    """The parameters passed as Python bools (mode flags such as ``training``)."""
+    return tuple(
+        leaf.path
+        for leaf in signature.leaves
+        if leaf.kind == "python" and leaf.type_name == "bool" and parent_path(leaf.path) is None
+    )
+
+
+def _keras_rebuilt(reason: Reason, owned: bool) -> Reason:
+    """A new object of Keras's own train/test/predict function: say what the user did.
+
+    Keras 3 (3.0-3.15) drops ``train_function``, ``test_function`` and ``predict_function`` in
+    ``compile()`` (keras/src/trainers/trainer.py) and builds each model's own on first use, so
+    a new object means the model was compiled again, or it is another model. ``owned``: the
+    function is keyed by its model (a TraceCallback named it), so it is this model again.
+    """
+    cause = (
+        "model.compile() ran again on this model (each compile() drops the model's train, test "
+        "and predict functions)"
+        if owned
+        else "model.compile() ran again (each compile() drops the model's train, test and "
+        "predict functions) or this is another model (each model traces its own once)"
+    )
+    return replace(
+        reason,
+        message=f"Keras built this function anew: {cause}; the new function object starts "
+        "with an empty cache",
+        fix="compile each model once; if you recompiled to change the learning rate, assign it "
+        "instead: model.optimizer.learning_rate.assign(new_lr)"
+        + ("" if owned else ". A new model tracing its own functions once is expected"),
+    )
+
+
+def _mark_wasted(graph: GraphState, earlier: list[GraphState], reasons: list[Reason]) -> list[Reason]:
+    """A retrace for a new Python value whose graph equals a cached one but for constants
+    (``num_steps=10`` then ``20`` with ``tf.range``) is waste: say so."""
+    cf = graph.cf_ref() if graph.cf_ref is not None else None
+    if cf is None:
+        return reasons
+    mine = tfa.graph_fingerprint(cf)
+    if mine is None:
+        return reasons
+    for other in reversed(earlier):
+        other_cf = other.cf_ref() if other.cf_ref is not None else None
+        if other_cf is not None and tfa.graph_fingerprint(other_cf) == mine:
+            graph.wasted_of = other.seq
+            return mark_wasted(reasons, other.seq)
+    return reasons

@@ -1,0 +1,255 @@
+"""TensorFlow's own log of its XLA compilations, read from the process's stderr while a watch runs.
+
+TensorFlow logs every XLA compilation at ``VLOG(2)`` of ``device_compiler``: "Instantly compiling
+for signature: __inference_f_17" (tensorflow/compiler/jit/device_compiler.h, TF 2.15-2.21), and
+every launch of a compiled cluster, cached or not, with other ``device_compiler`` lines. No Python
+API reads it (nor the ``/tensorflow/core/xla_compilations`` counter: see :mod:`tfgraph_lab.recording.xla`),
+and the switch is read once, when TensorFlow's C++ library loads: ``TF_CPP_VMODULE`` set after
+``import tensorflow`` is ignored (TF 2.21, measured), and ``TF_CPP_MIN_LOG_LEVEL`` must be 0 (at 1,
+2 or 3 no VLOG line is written). So:
+
+* :meth:`XlaLog.prepare` asks for the log through the environment, *before* TensorFlow is imported
+  (``tfgraph-lab run`` calls it; ``%load_ext tfgraph_lab`` calls :meth:`XlaLog.hold`, which also
+  keeps fd 2 read until the extension is unloaded); it also notices a user who set
+  ``TF_CPP_VMODULE=device_compiler=2`` themselves;
+* while a watch runs, file descriptor 2 is read (:class:`tfgraph_lab.recording.fd2_tee.Fd2Tee`): the compile
+  lines are taken with their time, everything else is written on to the real stderr unchanged,
+  except what the user's own ``TF_CPP_MIN_LOG_LEVEL`` would have hidden when :meth:`prepare`
+  lowered it (TF's INFO lines), and, when the user did not ask for them, the ``device_compiler``
+  lines themselves.
+
+The log proves itself: a watch whose log shows no ``device_compiler`` line although XLA ran is
+not read (TensorFlow was imported before the switch), and the count stays modelled. Plain
+data out: :class:`LogWindow`. No TensorFlow import here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+from .fd2_tee import Fd2Tee, write_all
+
+__all__ = ["LOG", "LogWindow", "XlaLog", "compile_name_parts"]
+
+_COMPILED = re.compile(rb"device_compiler\.\w+:\d+\] Instantly compiling for signature: (\S+)")
+_DEVICE_COMPILER = re.compile(rb"device_compiler\.\w+:\d+\] ")
+# Not a VLOG line, so no proof that the log is on: TF logs it once per process with LOG(INFO)
+# (device_compiler.h:186 in TF 2.15, :208 in 2.21), and TF 2.15 writes it through absl even at
+# TF_CPP_MIN_LOG_LEVEL=3 with no TF_CPP_VMODULE (measured, tensorflow-cpu 2.15.1).
+_ONCE = re.compile(rb"device_compiler\.\w+:\d+\] Compiled cluster using XLA!")
+# absl (TF >= 2.16): "I0000 00:00:1796280881.614313   10342 file.h:551] ..." (MMDD hh:mm:ss; before
+# absl::InitializeLog the seconds field holds the Unix time); tsl (TF 2.15, local time, as
+# captured from tensorflow-cpu 2.15.1 in tests/test_xla_log.py):
+# "2024-01-02 03:04:05.123456: I ./tensorflow/compiler/jit/device_compiler.h:478] ...".
+_ABSL = re.compile(rb"^([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d+(?:\.\d+)?)\s+\d+ \S+:\d+\] ")
+_TSL = re.compile(rb"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d+)?): ([IWEF]) \S+:\d+\] ")
+_LOG_START = re.compile(rb"^(?:[IWEF]\d{4} |\d{4}-\d\d-\d\d )")  # C++ writes a line at once
+_SEVERITY = {b"I": 0, b"W": 1, b"E": 2, b"F": 3}
+_ABSL_PREAMBLE = b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR"
+
+
+@dataclass
+class LogWindow:
+    """What TensorFlow logged during one watch: ``compiles`` as (``perf_counter`` time, name)."""
+
+    compiles: list[tuple[float, str]] = field(default_factory=list)
+    launches: int = 0  # device_compiler lines of any kind: XLA ran with the log on
+    proven: bool = False  # this process's TensorFlow has written its compile log
+
+
+class XlaLog:
+    """The process's reader of TensorFlow's compile log (one per process: fd 2 is one)."""
+
+    def __init__(self) -> None:
+        self.requested = False  # the environment asked TF for the compile lines
+        self.hide = False  # the user did not ask for them: keep them off their stderr
+        self.user_level = 0  # the TF_CPP_MIN_LOG_LEVEL the user wanted (we may have lowered it)
+        self.proven = False
+        self._lock = threading.Lock()
+        self._tee: Fd2Tee | None = None
+        self._users = 0
+        self.compiles: list[tuple[float, str]] = []
+        self.launches = 0
+        self._held: tuple[int, int] | None = None
+
+    def prepare(self, environ: dict[str, str] | None = None) -> bool:
+        """Ask TensorFlow for its compile log through the environment; True when it will be on.
+
+        Only before TensorFlow is imported (its C++ side reads the switches once, on load).
+        Lowers ``TF_CPP_MIN_LOG_LEVEL`` to 0 (VLOG lines need it) and remembers the user's
+        level, so that lines below it are still kept off stderr."""
+        env = os.environ if environ is None else environ
+        if "tensorflow" in sys.modules:
+            return self.notice(env)
+        vmodule = env.get("TF_CPP_VMODULE", "")
+        if _vlog_level(vmodule) < 2:
+            self.hide = True
+            env["TF_CPP_VMODULE"] = ",".join(p for p in (vmodule, "device_compiler=2") if p)
+        self.user_level = _int(env.get("TF_CPP_MIN_LOG_LEVEL", "0"))
+        env["TF_CPP_MIN_LOG_LEVEL"] = "0"
+        self.requested = True
+        return True
+
+    def hold(self) -> bool:
+        """:meth:`prepare`, and read fd 2 from now until :meth:`release` (the notebook
+        extension: outside ``%%tracewatch`` cells too, TF's lines the switches let through are
+        kept off the user's stderr). Only before TensorFlow is imported; True when holding."""
+        if "tensorflow" in sys.modules or self._held is not None or not self.prepare():
+            return self._held is not None
+        self._held = self.open()
+        return self._held is not None
+
+    def release(self) -> None:
+        mark, self._held = self._held, None
+        if mark is not None:
+            self.close(mark)
+
+    def notice(self, env: os._Environ[str] | dict[str, str]) -> bool:
+        """The user's own switches (read at the first watch): the log is requested when they ask
+        for ``device_compiler`` VLOG 2 at log level 0 (whether they did so before TensorFlow
+        loaded, only the log itself will tell)."""
+        if not self.requested:
+            level = max(
+                _vlog_level(env.get("TF_CPP_VMODULE", "")), _int(env.get("TF_CPP_MAX_VLOG_LEVEL", "0"))
+            )
+            self.requested = level >= 2 and _int(env.get("TF_CPP_MIN_LOG_LEVEL", "0")) == 0
+        return self.requested
+
+    def open(self) -> tuple[int, int] | None:
+        """A watch begins: read fd 2 (if the log was requested). Returns the watch's mark."""
+        if not self.notice(os.environ):
+            return None
+        with self._lock:
+            if self._tee is None:
+                tee = Fd2Tee(self._keep, lambda rest: _LOG_START.match(rest) is None)
+                if not tee.start():
+                    return None
+                self._tee = tee
+            self._users += 1
+            return (len(self.compiles), self.launches)
+
+    def write_past_tee(self, data: bytes) -> bool:
+        """Write ``data`` straight to the real stderr while fd 2 is the tee's pipe (False when
+        no tee runs): a line that must be out at once — a live-log retrace line of a job that may
+        be SIGKILLed next — must not wait in the pipe for the pump thread."""
+        tee = self._tee
+        if tee is None or tee.saved < 0:
+            return False
+        try:
+            write_all(tee.saved, data)
+        except OSError:
+            return False
+        return True
+
+    def window(self, mark: tuple[int, int]) -> LogWindow:
+        """What was logged since ``mark`` (a snapshot; reading goes on)."""
+        if self._tee is not None:
+            self._tee.flush()
+        with self._lock:
+            return LogWindow(list(self.compiles[mark[0] :]), self.launches - mark[1], self.proven)
+
+    def close(self, mark: tuple[int, int]) -> LogWindow:
+        """A watch ends: its window; fd 2 is the real stderr again once no watch reads it."""
+        window = self.window(mark)
+        with self._lock:
+            self._users -= 1
+            tee = self._tee if self._users <= 0 else None
+            if tee is not None:
+                self._tee = None
+                self._users = 0
+        if tee is not None:
+            tee.stop()
+            with self._lock:
+                window = LogWindow(list(self.compiles[mark[0] :]), self.launches - mark[1], self.proven)
+                self.compiles.clear()
+                self.launches = 0
+        return window
+
+    def _took(self, line: bytes, seen: float) -> bool:
+        """One line of fd 2: record it if it is a compile line; True to pass it on."""
+        if _DEVICE_COMPILER.search(line) is not None and _ONCE.search(line) is None:
+            match = _COMPILED.search(line)
+            with self._lock:
+                self.launches += 1
+                self.proven = True
+                if match is not None:
+                    when = _logged_at(line, seen)
+                    self.compiles.append((when, match.group(1).decode("utf-8", "replace")))
+            return not self.hide
+        return True
+
+    def _keep(self, line: bytes, seen: float, dropping: bool) -> tuple[bool, bool]:
+        """One line of fd 2 (the tee's judge): (pass it on, drop its continuation lines)."""
+        match = _ABSL.match(line) or _TSL.match(line)
+        if match is None:
+            if self.user_level and line == _ABSL_PREAMBLE:
+                return False, dropping
+            return not dropping, dropping
+        letter = match.group(1) if match.re is _ABSL else match.group(7)
+        if _SEVERITY.get(letter, 0) < self.user_level:
+            self._took(line, seen)
+            return False, True
+        return self._took(line, seen), False
+
+
+LOG = XlaLog()
+
+
+def compile_name_parts(name: str) -> tuple[str, str]:
+    """``__inference_f_17`` → ("f", "inference"); ``__forward_loss_158`` → ("loss", "forward");
+    ``__inference___backward_loss_148_159`` → ("loss", "backward"); else (name, "")."""
+    match = re.match(r"^__inference___backward_(.+?)_\d+_\d+$", name)
+    if match:
+        return match.group(1), "backward"
+    match = re.match(r"^__(inference|forward)_(.+?)_\d+$", name)
+    if match:
+        return match.group(2), match.group(1)
+    return name, ""
+
+
+def _logged_at(line: bytes, seen: float) -> float:
+    """The ``perf_counter`` time a log line was written, from its own timestamp (µs), else
+    from when it was read."""
+    offset = time.time() - time.perf_counter()
+    wall = seen
+    match = _ABSL.match(line)
+    try:
+        if match is not None:
+            month, day, hour, minute, second = match.group(2, 3, 4, 5, 6)
+            if month == b"00":  # before absl::InitializeLog: the seconds field is Unix time
+                wall = float(second)
+            else:
+                now = time.localtime(seen)
+                stamp = (now.tm_year, int(month), int(day), int(hour), int(minute), 0, 0, 0, -1)
+                wall = time.mktime(stamp) + float(second)
+        else:
+            match = _TSL.match(line)
+            if match is not None:
+                year, month, day, hour, minute, second = (match.group(i) for i in range(1, 7))
+                stamp = (int(year), int(month), int(day), int(hour), int(minute), 0, 0, 0, -1)
+                wall = time.mktime(stamp) + float(second)
+    except (ValueError, OverflowError):
+        wall = seen
+    if abs(wall - seen) > 60:  # a clock or format we misread: the read time is near enough
+        wall = seen
+    return wall - offset
+
+
+def _vlog_level(vmodule: str) -> int:
+    for part in vmodule.split(","):
+        name, _, level = part.partition("=")
+        if name.strip() in ("device_compiler", "device_compiler*"):
+            return _int(level)
+    return 0
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text.strip() or 0)
+    except ValueError:
+        return 0

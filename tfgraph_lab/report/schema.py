@@ -1,0 +1,244 @@
+"""The shape of JSON version 1 (docs/ARCHITECTURE.md, "JSON"), as a JSON Schema, and its check.
+
+``SCHEMA`` is a JSON Schema (draft 2020-12) of what :meth:`TraceReport.to_dict` writes, merged
+reports' ``processes`` included. Only the fields a reader needs are required; every field that is
+there must have its documented type, and fields a reader does not know are allowed (the JSON only
+ever gains fields). :func:`first_problem` checks a parsed document against it without a
+dependency (the schema uses ``type``, ``const``, ``minimum``, ``required``, ``properties``,
+``items`` and ``$ref`` only; a test checks it agrees with the ``jsonschema`` package) and names
+the first bad place as a path such as ``$.functions[0].qualname``. JSON numbers must be finite
+(``1e400`` parses as infinity). Pure: no TensorFlow, IPython or ipywidgets.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["SCHEMA", "first_problem"]
+
+_STR = {"type": "string"}
+_OPT_STR = {"type": ["string", "null"]}
+_BOOL = {"type": "boolean"}
+_COUNT = {"type": "integer", "minimum": 0}
+_SECONDS = {"type": "number", "minimum": 0}
+_OPT_NUMBER = {"type": ["number", "null"]}
+_STRINGS = {"type": "array", "items": _STR}
+
+
+def _object(required: list[str], **properties: Any) -> dict[str, Any]:
+    return {"type": "object", "required": required, "properties": properties}
+
+
+_FIX_PLAN = _object(
+    [],
+    decorator=_STR,
+    call={"type": "array", "items": {"type": "array", "items": _STR}},
+    hoist=_BOOL,
+    graphs=_COUNT,
+    promise=_STR,
+    trade=_STR,
+    note=_STR,
+)
+_REASON = _object(
+    ["code"],
+    code=_STR,
+    argument=_OPT_STR,
+    before=_OPT_STR,
+    after=_OPT_STR,
+    message=_OPT_STR,
+    fix=_OPT_STR,
+    fix_plans={"type": "array", "items": {"$ref": "#/$defs/fix_plan"}},
+)
+_REASONS = {"type": "array", "items": {"$ref": "#/$defs/reason"}}
+_GRAPH = _object(
+    ["signature", "hits"],
+    signature=_STR,
+    hits=_COUNT,
+    traced_in_watch=_BOOL,
+    via=_STR,
+    scope=_STR,
+    generalised=_BOOL,
+)
+_FUNCTION = _object(
+    ["qualname", "calls", "traces"],
+    qualname=_STR,
+    filename=_STR,
+    firstlineno=_COUNT,
+    calls=_COUNT,
+    traces=_COUNT,
+    failed_traces=_COUNT,
+    trace_seconds=_SECONDS,
+    call_seconds=_SECONDS,
+    framework=_BOOL,
+    graphs={"type": "array", "items": {"$ref": "#/$defs/graph"}},
+    function_objects=_COUNT,
+    objects_traced=_COUNT,
+    traced_calls=_COUNT,
+    retraces=_COUNT,
+    eager_calls=_COUNT,
+    reduce_retracing=_BOOL,
+    input_signature=_OPT_STR,
+    wasted_retraces=_COUNT,
+    hints=_STRINGS,
+    suggestion=_OPT_STR,
+    wraps=_STR,
+    jit_compile=_BOOL,
+    xla_compiles=_COUNT,
+    xla_estimated=_COUNT,
+    xla_seconds=_SECONDS,
+    xla_cost_calls=_OPT_NUMBER,
+    xla_slow_calls=_COUNT,
+    xla_slow_seconds=_SECONDS,
+)
+_EVENT = _object(
+    ["qualname", "traced"],
+    index=_COUNT,
+    qualname=_STR,
+    filename=_STR,
+    function_object=_COUNT,
+    traced=_BOOL,
+    traces=_COUNT,
+    via=_STR,
+    seconds=_SECONDS,
+    graph={"type": ["integer", "null"], "minimum": 0},
+    reasons=_REASONS,
+    eager=_BOOL,
+    failed_trace=_BOOL,
+    wasted=_BOOL,
+    began_before_watch=_BOOL,
+    error=_OPT_STR,
+    caller=_OPT_STR,
+    thread=_OPT_STR,
+    signature=_OPT_STR,
+    start=_OPT_NUMBER,
+    xla_compiled=_BOOL,
+    xla_estimated=_BOOL,
+    xla_reasons=_REASONS,
+    call_number={"type": ["integer", "null"], "minimum": 1},
+    process=_OPT_STR,
+)
+_RUN = _object(
+    ["first", "calls", "seconds", "max_seconds"],
+    first=_COUNT,
+    calls=_COUNT,
+    seconds=_SECONDS,
+    max_seconds=_SECONDS,
+    functions=_STRINGS,
+    start=_OPT_NUMBER,
+    thread=_OPT_STR,
+    process=_OPT_STR,
+)
+_PROCESS = _object(
+    ["name"],
+    name=_STR,
+    functions={
+        "type": "array",
+        "items": _object(
+            ["qualname"],
+            qualname=_STR,
+            filename=_STR,
+            calls=_COUNT,
+            traces=_COUNT,
+            retraces=_COUNT,
+            trace_seconds=_SECONDS,
+            call_seconds=_SECONDS,
+        ),
+    },
+)
+
+SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "tfgraph_lab report, JSON version 1",
+    **_object(
+        ["version"],
+        version={"const": 1},
+        tf_version=_STR,
+        seconds=_SECONDS,
+        eager_calls=_COUNT,
+        degraded=_STRINGS,
+        budget=_OPT_STR,
+        budget_warnings=_STRINGS,
+        functions={"type": "array", "items": {"$ref": "#/$defs/function"}},
+        events={"type": "array", "items": {"$ref": "#/$defs/event"}},
+        events_summarised=_COUNT,
+        summarised_runs={"type": "array", "items": {"$ref": "#/$defs/run"}},
+        warnings=_STRINGS,
+        compare_eager={"type": ["object", "null"]},
+        processes={"type": "array", "items": {"$ref": "#/$defs/process"}},
+    ),
+    "$defs": {
+        "fix_plan": _FIX_PLAN,
+        "reason": _REASON,
+        "graph": _GRAPH,
+        "function": _FUNCTION,
+        "event": _EVENT,
+        "run": _RUN,
+        "process": _PROCESS,
+    },
+}
+
+_JSON_TYPES = {"object": "an object", "array": "a list", "string": "a string", "integer": "a whole number"}
+_JSON_TYPES.update({"number": "a number", "boolean": "true or false", "null": "null"})
+
+
+def first_problem(data: Any, schema: Mapping[str, Any] = SCHEMA) -> str | None:
+    """``None`` when ``data`` (parsed JSON) fits the schema, else the first bad path and why:
+    ``$.functions[0].calls: expected a whole number >= 0, got 1e+400``."""
+    return _check(data, schema, "$")
+
+
+def _check(value: Any, schema: Mapping[str, Any], path: str) -> str | None:
+    if "$ref" in schema:
+        schema = SCHEMA["$defs"][schema["$ref"].rsplit("/", 1)[1]]
+    if "const" in schema and (value != schema["const"] or isinstance(value, bool)):
+        return f"{path}: expected {schema['const']!r}, got {_shown(value)}"
+    if "type" in schema:
+        kinds = [schema["type"]] if isinstance(schema["type"], str) else schema["type"]
+        if not any(_is(value, kind) for kind in kinds):
+            wanted = " or ".join(_JSON_TYPES[k] for k in kinds)
+            floor = " >= 0" if schema.get("minimum") == 0 else ""
+            return f"{path}: expected {wanted}{floor}, got {_shown(value)}"
+    if "minimum" in schema and _is(value, "number") and value < schema["minimum"]:
+        return f"{path}: expected a value >= {schema['minimum']}, got {_shown(value)}"
+    if isinstance(value, dict):
+        for key in schema.get("required", ()):
+            if key not in value:
+                return f"{path}: the field {key!r} is missing"
+        for key, sub in schema.get("properties", {}).items():
+            if key in value:
+                problem = _check(value[key], sub, f"{path}.{key}")
+                if problem:
+                    return problem
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            problem = _check(item, schema["items"], f"{path}[{i}]")
+            if problem:
+                return problem
+    return None
+
+
+def _is(value: Any, kind: str) -> bool:
+    if kind == "null":
+        return value is None
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "array":
+        return isinstance(value, list)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(value, float) and not math.isfinite(value):
+        return False  # 1e400 parses as inf: no JSON number
+    return kind == "number" or isinstance(value, int) or value.is_integer()
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"a number out of JSON's range (read as {value})"
+    text = "null" if value is None else repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"

@@ -1,0 +1,286 @@
+"""TraceReport: what a watch saw, as plain data with summaries, JSON and rich display.
+
+A sink: the recorder builds it (:meth:`tfgraph_lab.watching.recorder.TraceRecorder.report`) or
+:meth:`TraceReport.from_dict` reads it back; it holds only strings and numbers, so it can be
+stored, compared, serialised and rendered anywhere. Imports nothing from the recording side
+(recorder, hub, log, adapter), neither TensorFlow nor IPython.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..model.counts import Selection, Totals, totals
+from ..model.records import CallRun, Event, FunctionSummary
+
+if TYPE_CHECKING:
+    from .fix_trial import FixTrial
+
+__all__ = ["JSON_VERSION", "TraceReport"]
+
+JSON_VERSION = 1
+
+
+@dataclass(frozen=True)
+class TraceReport:
+    """Per-function summaries and per-call events of one watch.
+
+    ``functions`` lists user functions first, then framework (TF/Keras) ones; ``events`` are in
+    call order. ``show_framework`` only changes what the renderings show.
+    """
+
+    functions: tuple[FunctionSummary, ...] = ()
+    events: tuple[Event, ...] = ()
+    warnings: tuple[str, ...] = ()
+    seconds: float = 0.0
+    tf_version: str = ""
+    eager_calls: int = 0
+    degraded: tuple[str, ...] = ()
+    budget: str | None = None
+    budget_warnings: tuple[str, ...] = ()  # FN=N budgets that named no function seen (typos)
+    show_framework: bool = False
+    # graph_seconds, eager_seconds; graph_runs, eager_runs (every timing, watched run first)
+    compare_eager: dict[str, Any] | None = None
+    runs: tuple[CallRun, ...] = ()
+    # {filename: "In [3]"}: notebook cells, named when the calls were recorded (renderers read
+    # these, never a running IPython, so the JSON read in another process names them alike)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    # a merged report's per-process breakdown, as its JSON holds it (see merge.MergedReport)
+    processes: tuple[Mapping[str, Any], ...] = ()
+
+    def with_options(self, **changes: Any) -> TraceReport:
+        """A copy with some fields changed (e.g. ``show_framework=True``)."""
+        from dataclasses import replace
+
+        return replace(self, **changes)
+
+    # ----------------------------------------------------------------- summaries
+    @property
+    def shown_functions(self) -> tuple[FunctionSummary, ...]:
+        """The functions the renderings list (framework ones only with ``show_framework``)."""
+        if self.show_framework:
+            return self.functions
+        return tuple(f for f in self.functions if not f.framework)
+
+    @property
+    def summarised_calls(self) -> int:
+        """Cached calls summarised into runs (no per-call event) to keep a long watch small."""
+        return sum(r.calls for r in self.runs)
+
+    @property
+    def selection(self) -> Selection:
+        """The functions the renderings total: every one with ``show_framework``, else the
+        user's. A rendering option: :attr:`traces` and the other numbers never change with it."""
+        return Selection.ALL if self.show_framework else Selection.USER
+
+    def totals(self, selection: Selection | str = Selection.USER) -> Totals:
+        """Calls, traces, retraces, tracing time, the mean cached call... of ``selection``
+        (``"user"``: the functions the user wrote, the default; ``"all"``: TF's and Keras's
+        too). The one sum: live counters, TensorBoard, the timeline and the renderings use it."""
+        return totals(self.functions, Selection(selection))
+
+    @property
+    def shown_totals(self) -> Totals:
+        """The totals of the functions the renderings list (:attr:`selection`)."""
+        return self.totals(self.selection)
+
+    def selects(self, event: Event, selection: Selection | str = Selection.USER) -> bool:
+        """Whether ``event`` belongs to a function of ``selection``."""
+        if Selection(selection) is Selection.ALL:
+            return True
+        framework = {(f.qualname, f.filename) for f in self.functions if f.framework}
+        return (event.qualname, event.filename) not in framework
+
+    @property
+    def counted_functions(self) -> tuple[FunctionSummary, ...]:
+        """The shown functions whose traces TF counts on the user's objects: not the graphs TF
+        built around them (tf.data wrappers, replica clones; rows with ``wraps`` set)."""
+        return tuple(f for f in self.shown_functions if not f.wraps)
+
+    @property
+    def wrapper_graphs(self) -> dict[str, int]:
+        """``{"tf.data wrapper": 2, ...}``: graphs TF built around the user's functions, by kind.
+        Not in :attr:`traces` (TF counts them on none of the user's functions); their tracing
+        time is in :attr:`trace_seconds` (it is time the cell spent tracing)."""
+        return self.totals().wrapper_graphs
+
+    @property
+    def hidden_functions(self) -> int:
+        return len(self.functions) - len(self.shown_functions)
+
+    @property
+    def calls(self) -> int:
+        """Calls of the user's functions (``totals("all")`` for TF's and Keras's too)."""
+        return self.totals().calls
+
+    @property
+    def traces(self) -> int:
+        """Traces of the user's functions as TF counts them (graphs built around them apart)."""
+        return self.totals().traces
+
+    @property
+    def retraces(self) -> int:
+        """Retraces of the user's functions (decided when each graph was recorded)."""
+        return self.totals().retraces
+
+    @property
+    def trace_seconds(self) -> float:
+        return self.totals().trace_seconds
+
+    @property
+    def mean_cached_seconds(self) -> float | None:
+        """Mean time of a user function's call that neither traced nor compiled with XLA."""
+        return self.totals().mean_cached_seconds
+
+    @property
+    def xla_compiles(self) -> int:
+        """XLA compilations of the user's functions' graphs (``jit_compile=True``)."""
+        return self.totals().xla_compiles
+
+    @property
+    def retrace_events(self) -> tuple[Event, ...]:
+        """Events of the shown functions that retraced (a rendering's list: see :attr:`selection`)."""
+        return tuple(e for e in self.events if e.retrace and self.selects(e, self.selection))
+
+    def untimed_traces(self, fn: FunctionSummary | None = None) -> int:
+        """Traces of the shown functions (or of ``fn``) whose call began before the watch, on
+        another thread: counted, but their cost was not measured (not in ``trace_seconds``)."""
+        if fn is not None:
+            key = (fn.qualname, fn.filename)
+            return sum(e.traces for e in self.events if e.began_before_watch and (e.qualname, e.filename) == key)
+        return sum(e.traces for e in self.events if e.began_before_watch and self.selects(e, self.selection))
+
+    def function(self, qualname: str) -> FunctionSummary:
+        """The summary of the function called ``qualname`` (or ending in ``.qualname``, or in
+        ``· qualname``: ``"fit · train step"`` finds ``"sequential · fit · train step"``)."""
+        matches = [f for f in self.functions if f.qualname == qualname]
+        if not matches:
+            matches = [f for f in self.functions if f.qualname.endswith(("." + qualname, " · " + qualname))]
+        if not matches:
+            known = ", ".join(sorted({f.qualname for f in self.functions})) or "none"
+            raise KeyError(f"no function {qualname!r} in this report; functions seen: {known}")
+        return matches[0]
+
+    def traces_by_function(self) -> dict[str, int]:
+        """``{qualname: traces}``, summed over files, for every function seen (not the graphs TF
+        built around them: see :attr:`wrapper_graphs`)."""
+        out: dict[str, int] = {}
+        for f in self.functions:
+            if f.wraps:
+                continue
+            out[f.qualname] = out.get(f.qualname, 0) + f.traces
+        return out
+
+    def suggest(self, qualname: str) -> str | None:
+        """The decorator or call change that would stop ``qualname`` retracing, if any."""
+        return self.function(qualname).suggestion
+
+    def explore(self) -> Any:
+        """An explorer widget: filter by function, pick a call to see its graph and reasons."""
+        from ..widgets import explore
+
+        return explore(self)
+
+    def try_fix(
+        self,
+        name: str | None = None,
+        *,
+        rerun: Callable[[], Any],
+        namespace: MutableMapping[str, Any] | None = None,
+    ) -> FixTrial:
+        """Run ``rerun`` again with the first fix this report prints for ``name`` (default: the
+        first function that retraced) applied, and return the figures before → after (a
+        :class:`~tfgraph_lab.report.fix_trial.FixTrial`). ``rerun`` runs twice: once as written (for
+        the outputs to compare), once with the fix; the names it finds the function by
+        (``namespace``, default ``rerun``'s globals) are restored afterwards.
+        ``%%tracewatch --try-fix`` does the same for a cell."""
+        from ..watching.tryfix import try_fix
+
+        return try_fix(self, name, rerun=rerun, namespace=namespace)
+
+    def headline(self) -> str:
+        from ..render.text import headline
+
+        return headline(self)
+
+    # ---------------------------------------------------------------------- JSON
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON version 1 (see docs/ARCHITECTURE.md)."""
+        return {
+            "version": JSON_VERSION,
+            "tf_version": self.tf_version,
+            "seconds": self.seconds,
+            "eager_calls": self.eager_calls,
+            "degraded": list(self.degraded),
+            "budget": self.budget,
+            **({"budget_warnings": list(self.budget_warnings)} if self.budget_warnings else {}),
+            "functions": [f.to_dict() for f in self.functions],
+            "events": [e.to_dict() for e in self.events],
+            "events_summarised": self.summarised_calls,
+            "summarised_runs": [r.to_dict() for r in self.runs],
+            "warnings": list(self.warnings),
+            **({"compare_eager": self.compare_eager} if self.compare_eager else {}),
+            **({"labels": dict(self.labels)} if self.labels else {}),
+            **({"processes": [dict(p) for p in self.processes]} if self.processes else {}),
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    def to_chrome_trace(self) -> dict[str, Any]:
+        """The calls as a timeline in Chrome Trace Event Format (open it in Perfetto or
+        ``chrome://tracing``): one event per call, traced calls with ``"cat": "trace"``."""
+        from ..render.chrome_trace import render_chrome_trace
+
+        return render_chrome_trace(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TraceReport:
+        """Rebuild a report from :meth:`to_dict` output (e.g. a ``--json`` file)."""
+        if data.get("version") != JSON_VERSION:
+            raise ValueError(
+                f"unsupported tfgraph_lab JSON version {data.get('version')!r}; "
+                f"this version reads version {JSON_VERSION}"
+            )
+        return cls(
+            functions=tuple(FunctionSummary.from_dict(f) for f in data.get("functions", [])),
+            events=tuple(Event.from_dict(e) for e in data.get("events", [])),
+            warnings=tuple(data.get("warnings", [])),
+            seconds=float(data.get("seconds", 0.0)),
+            tf_version=str(data.get("tf_version", "")),
+            eager_calls=int(data.get("eager_calls", 0)),
+            degraded=tuple(data.get("degraded", [])),
+            budget=data.get("budget"),
+            budget_warnings=tuple(str(w) for w in data.get("budget_warnings") or ()),
+            compare_eager=data.get("compare_eager"),
+            runs=tuple(CallRun.from_dict(r) for r in data.get("summarised_runs", [])),
+            labels={str(k): str(v) for k, v in (data.get("labels") or {}).items()},
+            processes=tuple(data.get("processes") or ()),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> TraceReport:
+        return cls.from_dict(json.loads(text))
+
+    # ------------------------------------------------------------------- display
+    def __str__(self) -> str:
+        from ..render.text import render_text
+
+        return render_text(self)
+
+    def __repr__(self) -> str:
+        return f"<TraceReport: {self.headline()}>"
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self) if not cycle else "<TraceReport …>")
+
+    def _repr_html_(self) -> str:
+        from ..render.html import render_html
+
+        return render_html(self)
+
+    def _repr_mimebundle_(self, include: Iterable[str] | None = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": str(self), "text/html": self._repr_html_()}

@@ -1,0 +1,211 @@
+"""The live log: one record on the ``tfgraph_lab`` logger per retrace, the moment it happens.
+
+While any watch or monitor is active, the hub calls :func:`log_retrace_record` (its
+``retrace_sink``, set by :mod:`tfgraph_lab.watching.recorder`) when a call that
+retraced returns (its reasons are computed then), or when a trace made without a call (tf.data,
+``get_concrete_function``) is recorded: never on a cache hit. Standard :mod:`logging` at level
+WARNING, so with logging unconfigured the lines reach stderr through Python's last-resort
+handler, and a configured application gets them where it sends its warnings. Each record also
+carries the plain data as ``record.tfgraph_lab`` (a dict) for structured handlers.
+
+Where the report is shown anyway (an IPython shell: ``%%tracewatch``, the labs) and nobody
+configured logging, the record is not emitted to the last-resort handler: it would print the
+same retrace twice, once in red above the report. :func:`stream_to_stderr` is what
+``tfgraph-lab run`` and the Keras callback use to make sure the lines are seen.
+
+Retraces of TensorFlow's and Keras's own functions (not named for the user, as a
+``TraceCallback`` names Keras's steps) are folded, as the report's table folds their rows:
+counted instead of logged, then one summary line when the watch ends (:func:`log_folded`,
+called by the recorder). Under MirroredStrategy, 42 of 46 lines were about tf.data's
+``_PerDeviceGenerator._init_func``, with a fix nobody can apply. ``stream_to_stderr(...,
+show_framework=True)`` (``tfgraph-lab run --all``) logs them one by one.
+
+Imports neither TensorFlow nor IPython.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from ..explain.fix_text import clip, short_fix
+from ..explain.fixes import code_name
+from ..explain.trace import NOT_RETRACES
+from ..model.records import Reason
+from ..model.vocab import Via
+from ..recording.xla_log import LOG as XLA_LOG
+from ..render.format import fmt_seconds, short_path
+
+if TYPE_CHECKING:
+    from ..recording.calllog import CallRecord
+
+__all__ = ["LINE_CHARS", "LOGGER", "format_retrace", "log_folded", "log_retrace_record", "stream_to_stderr"]
+
+LOGGER = logging.getLogger("tfgraph_lab")
+PREFIX = "tfgraph_lab: "  # what stream_to_stderr's formatter puts before each line
+LINE_CHARS = 200 - len(PREFIX)  # a line a person reads in seconds: 200 characters with the prefix
+MORE = " · see the report"
+_FOLDED: dict[str, int] = {}  # framework function -> retraces not logged one by one yet
+_SHOW_FRAMEWORK = [False]  # set inside stream_to_stderr(show_framework=True)
+
+
+def format_retrace(
+    qualname: str,
+    reasons: Sequence[Reason],
+    caller: str | None,
+    seconds: float | None,
+    thread: str | None = None,
+    via: str = "call",
+    labels: Mapping[str, str] | None = None,
+) -> str:
+    """One line of at most :data:`LINE_CHARS`: function, reason code(s), argument before → after,
+    the user's line, cost, the fix's one-line summary and where the full fix is (the report; the
+    record's ``tfgraph_lab`` data holds it too)."""
+    shown = [r for r in reasons if r.code not in NOT_RETRACES] or list(reasons)
+    changes: dict[str, list[str]] = {}  # one code, then its arguments: "shape-changed x: a → b, y: c → d"
+    for r in shown:
+        text = r.argument
+        if r.argument and (r.before or r.after):  # without an argument they are prose: the report says it
+            text += f": {r.before or '?'} → {r.after or '?'}"
+        changes.setdefault(r.code, []).append(text)
+    said = "; ".join(f"{code} {', '.join(t for t in texts if t)}".rstrip() for code, texts in changes.items())
+    name = qualname if len(qualname) <= 32 else "…" + qualname[-31:]  # its end tells it apart
+    parts = [f"tf.function {name} retraced ({clip(said, 60) or 'unexplained'})"]
+    if via != Via.CALL:
+        parts.append(f"via {via}")
+    if caller:
+        parts.append(f"at {short_path(caller, labels)}")
+    if thread:
+        parts.append(f"thread {thread}")
+    # None: the trace began before the watch (another thread), its cost not measured
+    parts.append("began before the watch; cost not measured" if seconds is None else f"cost {fmt_seconds(seconds)}")
+    line = " · ".join(parts)
+    reason = next((r for r in shown if r.fix), None)
+    if reason is not None:
+        room = LINE_CHARS - len(line) - len(" · fix: ") - len(MORE)
+        summary = short_fix(reason, code_name(qualname)).summary
+        if room >= 20:
+            line += f" · fix: {clip(summary, room)}"
+    return clip(line, LINE_CHARS - len(MORE)) + MORE
+
+
+def log_retrace_record(record: CallRecord, labels: Mapping[str, str] | None = None) -> None:
+    """The hub's retrace sink: emit one WARNING record for a call record that retraced (called on
+    the trace path only); ``labels`` names notebook cells (the hub's, resolved when recorded)."""
+    try:
+        info, reasons = record.state.info, record.reasons
+        if info.framework and not info.origin and not _SHOW_FRAMEWORK[0]:
+            retraces = sum(1 for g in record.traces if g.retrace)
+            _FOLDED[info.qualname] = _FOLDED.get(info.qualname, 0) + retraces
+            return
+        if not LOGGER.isEnabledFor(logging.WARNING):
+            return
+        if not LOGGER.hasHandlers() and _report_shown_anyway():
+            return
+        data: dict[str, Any] = {
+            "function": info.qualname,
+            "filename": info.filename,
+            "codes": [r.code for r in reasons if r.code not in NOT_RETRACES],
+            "reasons": [r.to_dict() for r in reasons],
+            "caller": record.caller,
+            "seconds": record.seconds,
+            "thread": record.thread,
+            "via": record.via,
+        }
+        if record.began_before_watch:
+            data["began_before_watch"] = True  # ``seconds`` is not its cost
+        seconds = None if record.began_before_watch else record.seconds
+        line = format_retrace(info.qualname, reasons, record.caller, seconds, record.thread, record.via, labels)
+        LOGGER.warning("%s", line, extra={"tfgraph_lab": data})
+    except Exception:  # a broken handler or formatter must never break the user's call
+        pass
+
+
+def log_folded() -> None:
+    """One WARNING record for the framework-internal retraces folded since the last call (none:
+    nothing); ``record.tfgraph_lab`` holds ``{"folded": {function: retraces}}``."""
+    folded = dict(_FOLDED)
+    _FOLDED.clear()
+    try:
+        if not folded or not LOGGER.isEnabledFor(logging.WARNING):
+            return
+        if not LOGGER.hasHandlers() and _report_shown_anyway():
+            return
+        names = sorted(folded, key=lambda q: -folded[q])
+        listed = ", ".join(f"{code_name(q)} ×{folded[q]}" for q in names[:3]) + (
+            ", …" if len(names) > 3 else ""
+        )
+        total = sum(folded.values())
+        line = (
+            f"{total} retrace{'s' if total != 1 else ''} inside TensorFlow/Keras folded ({listed}): "
+            "not your code to change · listed with show_framework=True; run --all logs each"
+        )
+        LOGGER.warning("%s", clip(line, LINE_CHARS), extra={"tfgraph_lab": {"folded": folded}})
+    except Exception:  # never break the user's program
+        pass
+
+
+def _report_shown_anyway() -> bool:
+    """In an IPython shell the report (or the lab) shows every retrace already."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        return ipython.get_ipython() is not None
+    except Exception:
+        return False
+
+
+class _StderrHandler(logging.Handler):
+    """Writes to whatever ``sys.stderr`` is at the time (a notebook replaces it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = self.format(record) + "\n"
+            stderr: Any = sys.stderr
+            if stderr is not None and id(stderr) == id(sys.__stderr__):  # fd 2: maybe XLA's tee
+                stderr.flush()
+                encoding = getattr(stderr, "encoding", None) or "utf-8"
+                if XLA_LOG.write_past_tee(text.encode(encoding, "backslashreplace")):
+                    return
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except Exception:
+            self.handleError(record)
+
+
+@contextmanager
+def stream_to_stderr(
+    quiet: bool = False, only_if_unconfigured: bool = False, show_framework: bool = False
+) -> Iterator[None]:
+    """Within the block, retrace lines go to stderr as they happen (flushed at once).
+
+    ``quiet`` silences them instead. ``only_if_unconfigured`` leaves logging alone when the
+    application configured handlers itself (the Keras callback: the user's logging wins).
+    ``show_framework`` logs TensorFlow's and Keras's own retraces one by one (not folded).
+    """
+    if show_framework:
+        shown = _SHOW_FRAMEWORK[0]
+        _SHOW_FRAMEWORK[0] = True
+        try:
+            with stream_to_stderr(quiet, only_if_unconfigured):
+                yield
+        finally:
+            _SHOW_FRAMEWORK[0] = shown
+        return
+    if only_if_unconfigured and LOGGER.hasHandlers():
+        yield
+        return
+    handler: logging.Handler = logging.NullHandler() if quiet else _StderrHandler(logging.WARNING)
+    handler.setFormatter(logging.Formatter(PREFIX + "%(message)s"))
+    propagate = LOGGER.propagate
+    LOGGER.addHandler(handler)
+    LOGGER.propagate = False  # a script that configured the root logger must not print it twice
+    try:
+        yield
+    finally:
+        LOGGER.removeHandler(handler)
+        LOGGER.propagate = propagate

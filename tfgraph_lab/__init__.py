@@ -2,7 +2,8 @@
 
 ``watch()`` records every tf.function call and trace in a block and hands back a
 :class:`TraceReport`; ``%load_ext tfgraph_lab`` adds the ``%%tracewatch`` cell magic;
-``tfgraph-lab`` is the command line. Importing this package imports neither TensorFlow nor
+``tfgraph-lab`` is the command line; ``try_fix(report, rerun=...)`` runs code again with the
+report's best fix applied and ``explore(report)`` opens a report in a widget. Importing this package imports neither TensorFlow nor
 IPython nor ipywidgets: they load when first needed.
 """
 
@@ -18,24 +19,33 @@ __all__ = [
     "TraceRecorder",
     "TraceReport",
     "__version__",
+    "explore",
     "load_ipython_extension",
     "monitor",
+    "try_fix",
     "unload_ipython_extension",
     "watch",
 ]
 
 if TYPE_CHECKING:
     from .faces.monitor import monitor
+    from .trial.tryfix import try_fix
+    from .widgets.explorer import explore
     from .model.errors import TfgraphLabError, TraceBudgetExceeded
     from .report.trace_report import TraceReport
     from .watching.recorder import TraceRecorder, watch
 
+# The package root is the public surface and sits above every folder: it imports none of them
+# by name (each public name is looked up when first used), so reaching a public function
+# through it (the report's try_fix and explore shims do) is never an import circle.
 _LAZY = {
     "TraceBudgetExceeded": ("model.errors", "TraceBudgetExceeded"),
     "TfgraphLabError": ("model.errors", "TfgraphLabError"),
     "TraceRecorder": ("watching.recorder", "TraceRecorder"),
     "TraceReport": ("report.trace_report", "TraceReport"),
     "monitor": ("faces.monitor", "monitor"),
+    "explore": ("widgets.explorer", "explore"),
+    "try_fix": ("trial.tryfix", "try_fix"),
     "watch": ("watching.recorder", "watch"),
 }
 
@@ -57,13 +67,13 @@ def __dir__() -> list[str]:
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext tfgraph_lab``: register ``%%tracewatch`` (and ``%tracewatch on|off``)."""
-    from .faces.magic import load
+    from importlib import import_module
 
-    load(ipython)
+    import_module(".faces.magic", __name__).load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext tfgraph_lab``: remove the magics and stop any monitoring."""
-    from .faces.magic import unload
+    from importlib import import_module
 
-    unload(ipython)
+    import_module(".faces.magic", __name__).unload(ipython)

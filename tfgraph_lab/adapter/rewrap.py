@@ -1,7 +1,7 @@
 """Re-wrapping a tf.function with other options, and the results its calls return.
 
 Part of the adapter (:mod:`tfgraph_lab.adapter`), for trying a fix on the learner's own code
-(:mod:`tfgraph_lab.watching.tryfix`):
+(:mod:`tfgraph_lab.trial.tryfix`):
 
 * :func:`function_options` reads the options a ``Function`` was made with (private attributes
   ``_autograph``, ``_jit_compile``, ``_reduce_retracing``, ``_experimental_autograph_options``,

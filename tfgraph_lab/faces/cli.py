@@ -27,7 +27,6 @@ from ..hubcheck.command import add_workshop_parser
 from ..hubcheck.workshop import BINDER_BASE, MOVING_REFS, format_links, list_lessons, workshop_links
 from ..model.errors import TensorFlowMissingError, TfgraphLabError, UsageProblem, budget_message
 from ..model.places import script_traceback
-from ..recording.xla_log import LOG as _XLA_LOG
 from ..watching.budget import TraceBudget
 
 __all__ = ["EXIT_BUDGET", "add_workshop_links_parser", "build_parser", "main"]
@@ -155,7 +154,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(f"tfgraph-lab: {exc}. The script was not run.", file=sys.stderr)
         return 2
     _quiet_tensorflow()
-    _XLA_LOG.prepare()  # TensorFlow's own XLA compile log, read during the watch (exact counts)
+    from ..watching.compile_log import prepare_xla_log
+
+    prepare_xla_log()  # TensorFlow's own XLA compile log, read during the watch (exact counts)
     from ..watching.lifecycle import Lifecycle
     from ..watching.livelog import stream_to_stderr
     from ..watching.recorder import TraceRecorder

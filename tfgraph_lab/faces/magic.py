@@ -25,7 +25,6 @@ from IPython.display import display
 
 from ..explain.failures import error_text
 from ..model.errors import TensorFlowMissingError, TfgraphLabError, UsageProblem
-from ..recording.xla_log import LOG as XLA_LOG
 from ..watching.budget import TraceBudget
 from ..watching.outputs import check_outputs
 
@@ -162,9 +161,9 @@ class TraceWatchMagics(Magics):
     # ------------------------------------------------------------------ the cell
     def _run_watched(self, compiled: _Cell, args: Any, budget: TraceBudget | None) -> Any:
         __tracebackhide__ = True
+        from ..trial.tryfix import CellTrial
         from ..watching.lifecycle import Lifecycle
         from ..watching.recorder import TraceRecorder
-        from ..watching.tryfix import CellTrial
 
         run_cell = partial(self._exec, compiled)  # no frame of ours in the cell's traceback
         trial = CellTrial.for_flag(args.try_fix, run_cell, self.shell.user_ns)  # type: ignore[union-attr]
@@ -362,7 +361,9 @@ def _live(recorder: Any) -> Any:
 
 
 def load(ipython: Any) -> None:
-    XLA_LOG.hold()  # before `import tensorflow` only: then cells count XLA from TF's own log
+    from ..watching.compile_log import hold_xla_log
+
+    hold_xla_log()  # before `import tensorflow` only: then cells count XLA from TF's own log
     ipython.register_magics(TraceWatchMagics)
     from .monitor import resume_after_reload
 
@@ -370,9 +371,10 @@ def load(ipython: Any) -> None:
 
 
 def unload(ipython: Any) -> None:
+    from ..watching.compile_log import release_xla_log
     from .monitor import stop_for_unload
 
-    XLA_LOG.release()
+    release_xla_log()
     stop_for_unload(ipython)
     magics = ipython.magics_manager.magics
     for kind in ("line", "cell"):

@@ -4,7 +4,7 @@
 first function that retraced); :class:`RunFigures` holds one run's figures for that function,
 read from a report; :class:`FixTrial` is the result of trying it (modelled on IPython's
 ``TimeitResult``: raw fields, derived properties, ``__str__`` and ``_repr_html_``). Running
-the code with the fix applied is :mod:`tfgraph_lab.watching.tryfix`'s work.
+the code with the fix applied is :mod:`tfgraph_lab.trial.tryfix`'s work.
 
 Pure: plain data only. Imports neither TensorFlow, IPython nor ipywidgets.
 """

@@ -179,10 +179,12 @@ class TraceReport:
         return self.function(qualname).suggestion
 
     def explore(self) -> Any:
-        """An explorer widget: filter by function, pick a call to see its graph and reasons."""
-        from ..widgets import explore
+        """An explorer widget: filter by function, pick a call to see its graph and reasons.
+        A shim for :func:`tfgraph_lab.explore` (the views sit above the report, which is data:
+        the shim reaches them through the package's public names, never by importing them)."""
+        import tfgraph_lab
 
-        return explore(self)
+        return tfgraph_lab.explore(self)
 
     def try_fix(
         self,
@@ -196,10 +198,11 @@ class TraceReport:
         :class:`~tfgraph_lab.report.fix_trial.FixTrial`). ``rerun`` runs twice: once as written (for
         the outputs to compare), once with the fix; the names it finds the function by
         (``namespace``, default ``rerun``'s globals) are restored afterwards.
-        ``%%tracewatch --try-fix`` does the same for a cell."""
-        from ..watching.tryfix import try_fix
+        ``%%tracewatch --try-fix`` does the same for a cell. A shim for
+        :func:`tfgraph_lab.try_fix`, reached through the package's public names."""
+        import tfgraph_lab
 
-        return try_fix(self, name, rerun=rerun, namespace=namespace)
+        return tfgraph_lab.try_fix(self, name, rerun=rerun, namespace=namespace)
 
     def headline(self) -> str:
         from ..render.text import headline

@@ -7,14 +7,16 @@ the loss. The numbers are the report's for ``Selection.ALL`` (:mod:`tfgraph_lab.
 framework (Keras) functions are included, since a recompiled model's new train function is
 exactly what a user looks for there; graphs TF built around a function are no traces of it. Used by
 ``watch(tensorboard_dir=...)`` and ``tfgraph_lab.keras.TraceCallback(log_dir=...)``.
-Imports TensorFlow when a writer is made; never IPython.
+TensorFlow writes the events (:class:`tfgraph_lab.adapter.tensorboard.ScalarWriter`, made on the
+first write); this module imports neither TensorFlow nor IPython.
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..adapter.tensorboard import ScalarWriter
 from ..model.counts import Selection
 from ..model.errors import TfgraphLabError, UsageProblem
 
@@ -31,7 +33,7 @@ class TraceScalars:
 
     def __init__(self, log_dir: str | os.PathLike[str]) -> None:
         self.log_dir = os.fspath(log_dir)
-        self._writer: Any = None
+        self._writer: ScalarWriter | None = None
 
     def write(self, report: TraceReport, step: int) -> None:
         """The report's running totals at ``step`` (cumulative values, all functions)."""
@@ -50,18 +52,9 @@ class TraceScalars:
             ) from exc
 
     def _write_values(self, values: dict[str, float], step: int) -> None:
-        import tensorflow as tf
-
         if self._writer is None:
-            self._writer = tf.summary.create_file_writer(self.log_dir)
-        # init_scope: a step may end while a tf.function traces (never in Keras's callbacks, but
-        # a summary op must never land in the user's graph).
-        with tf.init_scope(), self._writer.as_default():
-            for tag, value in values.items():
-                tf.summary.write(
-                    tag, tf.constant(float(value), tf.float32), step=step, metadata=_scalar_metadata()
-                )
-        self._writer.flush()
+            self._writer = ScalarWriter(self.log_dir)
+        self._writer.write(values, step)
 
     def close_quietly(self) -> None:
         """Close the writer, ignoring the errors of a directory that went away."""
@@ -72,8 +65,8 @@ class TraceScalars:
 
     def close(self) -> None:
         if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+            writer, self._writer = self._writer, None
+            writer.close()
 
 
 def check_log_dir(log_dir: str | os.PathLike[str], name: str) -> str:
@@ -98,21 +91,6 @@ def check_log_dir(log_dir: str | os.PathLike[str], name: str) -> str:
     if not os.access(existing, os.W_OK | os.X_OK):
         raise UsageProblem(f"{name} {path!r} cannot hold TensorBoard logs: {existing!r} is not writable")
     return path
-
-
-def _scalar_metadata() -> Any:
-    """What TensorBoard's scalar plugin writes, built with TensorFlow alone.
-
-    ``tf.summary.scalar`` needs the tensorboard package (TF 2.21 raises TBNotInstalledError
-    without it); ``tf.summary.write`` with this metadata makes the same event: plugin "scalars",
-    ``ScalarPluginData(version=0)`` (which serialises to no bytes), data class scalar.
-    """
-    from tensorflow.core.framework import summary_pb2
-
-    return summary_pb2.SummaryMetadata(
-        plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars", content=b""),
-        data_class=summary_pb2.DATA_CLASS_SCALAR,
-    )
 
 
 def _totals(report: TraceReport) -> dict[str, float]:

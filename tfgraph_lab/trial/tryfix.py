@@ -35,7 +35,7 @@ from ..explain.failures import error_text
 from ..model.errors import UsageProblem
 from ..report.fix_trial import FixChoice, FixTrial, RunFigures, choose_fix
 from ..report.trace_report import TraceReport
-from .recorder import watch
+from ..watching.recorder import watch
 
 __all__ = ["CellTrial", "Outputs", "capture_outputs", "try_fix"]
 

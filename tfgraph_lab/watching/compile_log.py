@@ -1,0 +1,24 @@
+"""When the front ends ask TensorFlow for its XLA compile log, read during watches for exact XLA
+counts (the reader is :mod:`tfgraph_lab.recording.xla_log`). Light on purpose: ``%load_ext``
+and ``tfgraph-lab run`` call these before anything else loads."""
+
+from __future__ import annotations
+
+from ..recording.xla_log import LOG as XLA_LOG
+
+__all__ = ["hold_xla_log", "prepare_xla_log", "release_xla_log"]
+
+
+def prepare_xla_log() -> bool:
+    """``tfgraph-lab run``, before the script imports TensorFlow: ask TF for its XLA compile log."""
+    return XLA_LOG.prepare()
+
+
+def hold_xla_log() -> bool:
+    """``%load_ext tfgraph_lab``, when TensorFlow is not imported yet: the same for the cells."""
+    return XLA_LOG.hold()
+
+
+def release_xla_log() -> None:
+    """``%unload_ext tfgraph_lab``: give the XLA compile log back."""
+    XLA_LOG.release()

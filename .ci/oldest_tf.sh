@@ -13,20 +13,20 @@ PYTHON=${PYTHON:-python3}
 VENV=${OLDEST_TF_VENV:-.venv-tf215}
 TF_SPEC=${OLDEST_TF_SPEC:-tensorflow-cpu==2.15.*}
 CORE_TESTS=(
-  tests/test_recorder.py
-  tests/test_explain.py
-  tests/test_report.py
-  tests/test_magic.py
-  tests/test_magic_kernel.py
-  tests/test_budget.py
-  tests/test_cli.py
-  tests/test_faults.py
-  tests/test_safety.py
-  tests/test_keras2.py  # TraceCallback on Keras 2 (tf.keras 2.15); skipped on Keras 3
-  tests/test_xla_log.py  # XLA counts against TF 2.15's own compile log (tsl's line format)
-  tests/test_xla_caveats.py  # fixes under XLA and a strategy, against TF 2.15's own counts
-  tests/test_redteam_keras.py  # a failing fit/evaluate/predict unpatches at once, Keras 2 too
-  tests/test_redteam_api.py  # incl. a trace begun before the watch (TF's __call__ frame, 2.15)
+  tests/watching/test_recorder.py
+  tests/explain/test_explain.py
+  tests/report/test_report.py
+  tests/faces/test_magic.py
+  tests/faces/test_magic_kernel.py
+  tests/watching/test_budget.py
+  tests/faces/test_cli.py
+  tests/adapter/test_faults.py
+  tests/project/test_safety.py
+  tests/keras/test_keras2.py  # TraceCallback on Keras 2 (tf.keras 2.15); skipped on Keras 3
+  tests/recording/test_xla_log.py  # XLA counts against TF 2.15's own compile log (tsl's line format)
+  tests/recording/test_xla_caveats.py  # fixes under XLA and a strategy, against TF 2.15's own counts
+  tests/keras/test_redteam_keras.py  # a failing fit/evaluate/predict unpatches at once, Keras 2 too
+  tests/watching/test_redteam_api.py  # incl. a trace begun before the watch (TF's __call__ frame, 2.15)
 )
 
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1

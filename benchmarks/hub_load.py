@@ -10,7 +10,7 @@ docs/JUPYTERHUB.md) and the z2jh sizing from the largest N.
 
 Run: ``python benchmarks/hub_load.py --learners 1 4 8 [--json OUT.json]`` (needs the test extras
 and ``npm install --prefix .ci/npm configurable-http-proxy``, as ``.ci/run`` does). Not run by
-tests/test_benchmarks.py: tests/test_hub.py runs the same engine with 2 learners.
+tests/project/test_benchmarks.py: tests/hubcheck/test_hub.py runs the same engine with 2 learners.
 """
 
 from __future__ import annotations

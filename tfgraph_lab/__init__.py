@@ -29,11 +29,11 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .faces.monitor import monitor
-    from .trial.tryfix import try_fix
-    from .widgets.explorer import explore
     from .model.errors import TfgraphLabError, TraceBudgetExceeded
     from .report.trace_report import TraceReport
+    from .trial.tryfix import try_fix
     from .watching.recorder import TraceRecorder, watch
+    from .widgets.explorer import explore
 
 # The package root is the public surface and sits above every folder: it imports none of them
 # by name (each public name is looked up when first used), so reaching a public function

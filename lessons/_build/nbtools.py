@@ -67,7 +67,7 @@ def strip(nb: Any) -> Any:
 
     Learners must predict before they see: a stored output would show the answer on GitHub and
     on Binder before the cell runs. nbval still executes every cell (unrun reference cells are
-    executed, their outputs not compared); ``tests/test_lessons_static.py`` holds this.
+    executed, their outputs not compared); ``tests/lessons/test_lessons_static.py`` holds this.
     """
     nb.metadata.pop("widgets", None)
     for n, cell in enumerate(nb.cells):

@@ -4,7 +4,7 @@ A :class:`~tfgraph_lab.model.records.FixPlan` is one change — keyword argument
 a rewrite of some arguments at every call site, or "create the tf.function once" — with the
 number of graphs TensorFlow would keep for the calls seen once it is applied, and what it gives
 up. The explainer and the suggester build their fix texts from these plans, so the text a
-learner reads is the change a test applies (``tests/test_fix_table.py``).
+learner reads is the change a test applies (``tests/explain/test_fix_table.py``).
 
 What each cure cures was measured on TensorFlow 2.21 (``reduce_retracing=True`` relaxes tensor
 and tf.Variable shapes and ranks; it does not relax a dtype, a Python value, an object's

@@ -6,7 +6,7 @@ calling the model directly. ``role`` is the part the function plays: ``"train"``
 (``fit``'s validation and ``evaluate``) or ``"predict"``.
 
 What each text claims was measured with ``experimental_get_tracing_count()`` on Keras 3.15 /
-TF 2.21 (tests/test_keras_fixes.py applies the suggestions):
+TF 2.21 (tests/keras/test_keras_fixes.py applies the suggestions):
 
 * Keras's step functions are ``tf.function(reduce_retracing=True)``: a second batch size makes
   one more graph with the batch dimension ``None``, which every later size reuses.

@@ -187,7 +187,7 @@ def logged_nested_reason(name: str) -> Reason:
 
 
 # A retrace fix under XLA (the function, or one it calls, has jit_compile=True) stops traces, not
-# compilations. Measured against TF 2.21's compile log (tests/test_xla_caveats.py): x[:k] with k
+# compilations. Measured against TF 2.21's compile log (tests/recording/test_xla_caveats.py): x[:k] with k
 # passed as a tensor: 1 trace, 3 compiles for k = 1, 2, 3 (also nested in a plain tf.function);
 # x * k: 1 trace, 1 compile; input_signature [None] for sizes 4, 3, 2: 1 trace, 3 compiles.
 XLA_CAVEAT_LEAD = "under XLA ("

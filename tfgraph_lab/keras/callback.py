@@ -11,7 +11,7 @@ the user's line) and, with ``max_retraces``, raises
 TensorFlow left unpatched. With ``log_dir`` it writes TensorBoard scalars after each epoch.
 
 Importing this module imports Keras (Keras 3 on the TensorFlow backend, tested; Keras 2 as
-TensorFlow 2.15 bundles it, tested in the oldest-TF CI run, tests/test_keras2.py; tf-keras when
+TensorFlow 2.15 bundles it, tested in the oldest-TF CI run, tests/keras/test_keras2.py; tf-keras when
 ``TF_USE_LEGACY_KERAS=1`` selects it, untested: installing tf-keras pulls in the full
 ``tensorflow`` wheel next to ``tensorflow-cpu``); ``import tfgraph_lab`` does not import it.
 """

@@ -4,7 +4,7 @@ are TensorFlow's, Keras's or ours rather than the user's.
 Pure Python introspection (code objects, frames, file paths). Imports neither TensorFlow nor
 IPython; knows TensorFlow only by the folders its packages live in. :func:`cell_label` reads
 an IPython that is already running through ``sys.modules`` (a look-up the import linter cannot
-see, listed in ``tests/test_architecture.py``), so the recorder can name notebook cells when it
+see, listed in ``tests/project/test_architecture.py``), so the recorder can name notebook cells when it
 records.
 """
 

@@ -4,7 +4,7 @@
 
 A member *is* its string (``Via.CALL == "call"``, hashes alike, ``json.dumps`` writes
 ``"call"``), so the JSON (version 1) is the plain strings' byte for byte
-(``tests/test_vocabulary.py``) and a report read back from JSON, whose fields are plain
+(``tests/model/test_vocabulary.py``) and a report read back from JSON, whose fields are plain
 strings, compares equal. Imports nothing.
 """
 

@@ -44,7 +44,7 @@ _DEVICE_COMPILER = re.compile(rb"device_compiler\.\w+:\d+\] ")
 _ONCE = re.compile(rb"device_compiler\.\w+:\d+\] Compiled cluster using XLA!")
 # absl (TF >= 2.16): "I0000 00:00:1796280881.614313   10342 file.h:551] ..." (MMDD hh:mm:ss; before
 # absl::InitializeLog the seconds field holds the Unix time); tsl (TF 2.15, local time, as
-# captured from tensorflow-cpu 2.15.1 in tests/test_xla_log.py):
+# captured from tensorflow-cpu 2.15.1 in tests/recording/test_xla_log.py):
 # "2024-01-02 03:04:05.123456: I ./tensorflow/compiler/jit/device_compiler.h:478] ...".
 _ABSL = re.compile(rb"^([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d+(?:\.\d+)?)\s+\d+ \S+:\d+\] ")
 _TSL = re.compile(rb"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d+)?): ([IWEF]) \S+:\d+\] ")

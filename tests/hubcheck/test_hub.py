@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import run_cli
 
-from tests._cli import run_cli
 from tfgraph_lab.hubcheck import kernel, learner, load, table
 from tfgraph_lab.hubcheck.learner import LearnerResult, NotebookResult
 from tfgraph_lab.hubcheck.load import CheckResult
 from tfgraph_lab.hubcheck.rest import ServerAPI, check_hub_url
 from tfgraph_lab.model.errors import UsageProblem
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cell_outputs(messages: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:

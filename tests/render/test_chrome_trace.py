@@ -172,7 +172,7 @@ def test_the_readme_preview_tool_draws_every_event(tmp_path: Any) -> None:
     trace_file = tmp_path / "t.json"
     trace_file.write_text(json.dumps(w.report.to_chrome_trace()))
     svg = tmp_path / "t.svg"
-    tool = Path(__file__).resolve().parents[1] / "tools" / "trace_preview.py"
+    tool = Path(__file__).resolve().parents[2] / "tools" / "trace_preview.py"
     subprocess.run([sys.executable, str(tool), str(trace_file), str(svg)], check=True, timeout=120)
     text = svg.read_text()
     assert text.count("<title>") == 3  # one bar per call

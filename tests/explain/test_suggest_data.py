@@ -21,7 +21,7 @@ from tfgraph_lab.model.records import Reason  # noqa: E402
 from tfgraph_lab.model.signatures import ArgLeaf, Signature  # noqa: E402
 from tfgraph_lab.model.vocab import ReasonCode  # noqa: E402
 
-SUGGEST = Path(__file__).resolve().parents[1] / "tfgraph_lab" / "explain" / "suggest.py"
+SUGGEST = Path(__file__).resolve().parents[2] / "tfgraph_lab" / "explain" / "suggest.py"
 
 
 def test_suggest_reads_no_reason_text() -> None:

@@ -12,7 +12,7 @@ measured in the lesson), and ``ex.check`` running the learner's code under ``wat
 The test holds three things: every belief-driven answer gets "not yet", a learner with the
 right beliefs passes everything, and every belief is caught somewhere in lessons 00–09. Which
 beliefs a *shorter* path (the 90-minute workshop) lets through is printed by
-``python tests/test_simulated_learner.py`` and asserted below, so the docs can say it.
+``python tests/exercises/test_simulated_learner.py`` and asserted below, so the docs can say it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import pytest
 
 from tfgraph_lab import exercises as ex
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "lessons" / "_build"))
 
 

@@ -22,7 +22,7 @@ tf = pytest.importorskip("tensorflow")
 import tfgraph_lab  # noqa: E402
 from tfgraph_lab.watching.recorder import is_patched  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EVIL_NAME = "<script>alert('name')</script>"
 EVIL_FILE = "<svg onload=alert('file')>"
 EVIL_TAGS = ("<b>x</b>", "<img src=x onerror=alert('arg')>", "\"'><iframe src=javascript:alert(1)>")

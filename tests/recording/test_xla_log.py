@@ -404,7 +404,7 @@ def test_compile_names(name: str, parts: tuple[str, str]) -> None:
 @pytest.mark.slow
 def test_retrace_lab_shows_the_logged_count_as_exact(tmp_path: Path) -> None:
     """The lab's XLA count is the report's: from TF's log it carries no "≥" (modelled, it does:
-    tests/test_xla.py), and it equals TF's own lines."""
+    tests/recording/test_xla.py), and it equals TF's own lines."""
     pytest.importorskip("ipywidgets")
     driver = tmp_path / "lab.py"
     driver.write_text(

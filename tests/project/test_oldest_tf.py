@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / ".ci" / "oldest_tf.sh"
 WANTED = os.environ.get("CI") == "true" or os.environ.get("TFGL_OLDEST_TF") == "1"
 

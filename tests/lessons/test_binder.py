@@ -24,7 +24,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 CHECK_PINS = IN_CI or os.environ.get("TFGL_CHECK_PINS") == "1"

@@ -390,7 +390,7 @@ def test_fix_for_a_keras_train_step_override() -> None:
 
 
 # ------------------------------------------------------------ fixes that fail on real code
-# Findings of `%%tracewatch --try-fix` (tests/test_tryfix.py) and RetraceLab's «Apply the fix»:
+# Findings of `%%tracewatch --try-fix` (tests/trial/test_tryfix.py) and RetraceLab's «Apply the fix»:
 # the report's first fix, applied as printed, raises, changes the outputs or saves nothing,
 # because of what the function's body does with the argument (TF 2.21). The report cannot see
 # the body; --try-fix measures it. Each row fails here if the fix starts to work (then say so).

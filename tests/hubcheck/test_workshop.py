@@ -24,7 +24,7 @@ from tfgraph_lab.hubcheck.workshop import (
 from tfgraph_lab.model.errors import UsageProblem
 
 REPO = "https://github.com/acme/retrace-course"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ import tensorflow as tf
 
 import tfgraph_lab
 from tfgraph_lab.report.fix_trial import FixTrial
-from tfgraph_lab.watching import tryfix
+from tfgraph_lab.trial import tryfix
 from tfgraph_lab.watching.recorder import is_patched
 
 # Fixes that do not do what they promise on real code, measured on TF 2.21 (see the tests).

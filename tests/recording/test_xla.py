@@ -3,7 +3,7 @@
 In this process TensorFlow was imported before its compile log could be turned on, so these
 counts are modelled (see tfgraph_lab/recording/xla.py) and marked "at least". TensorFlow's own log of
 each compilation, read by the recorder and checked against the counts, is tested in
-tests/test_xla_log.py.
+tests/recording/test_xla_log.py.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def test_a_function_compiled_before_the_watch_is_not_counted_as_compiling() -> N
     assert fn.xla_compiles == 0
 
 
-# TensorFlow's own compile log against these counts: tests/test_xla_log.py
+# TensorFlow's own compile log against these counts: tests/recording/test_xla_log.py
 
 
 @pytest.mark.parametrize(
@@ -395,4 +395,4 @@ def test_passing_a_python_int_as_a_tensor_under_xla_says_the_compilations_remain
         for k in (1, 2, 3):
             head(tf.ones([5]), tf.constant(k))
     (fn,) = w.report.functions
-    assert fn.traces == 1 and fn.xla_compiles >= 1  # TF's log (tests/test_xla_log.py): 3
+    assert fn.traces == 1 and fn.xla_compiles >= 1  # TF's log (tests/recording/test_xla_log.py): 3

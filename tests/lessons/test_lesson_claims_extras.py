@@ -295,7 +295,7 @@ def test_lesson_09s_graders_are_rerun_safe() -> None:
     from pathlib import Path
 
     pytest.importorskip("nbclient")
-    build = Path(__file__).resolve().parent.parent / "lessons" / "_build"
+    build = Path(__file__).resolve().parents[2] / "lessons" / "_build"
     sys.path.insert(0, str(build))
     from build_lessons import LESSONS, answer_key
     from nbtools import execute, notebook

@@ -15,7 +15,7 @@ tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
 
-KNOWN = Path(__file__).parent / "data" / "known_report.json"
+KNOWN = Path(__file__).parents[1] / "data" / "known_report.json"
 # Texts other work rewrites (fix wording, plans) and times vary: left out of the comparison.
 VOLATILE_TEXT = {"message", "fix", "suggestion", "hints", "warnings", "fix_plans", "tf_version"}
 

@@ -30,7 +30,7 @@ import tfgraph_lab  # noqa: E402
 from tfgraph_lab import adapter as tfa  # noqa: E402
 from tfgraph_lab.watching.recorder import is_patched  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def assert_intact(report: Any) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import importlinter  # noqa: F401  (a test extra: the contracts are checked in CI)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SMALL = {
     "overhead.py": (["--rounds", "2", "--calls", "5"], ["ratio", "around a no-op"]),

@@ -37,52 +37,79 @@ def test_import_contracts_hold() -> None:
     assert "0 broken" in proc.stdout, proc.stdout
 
 
-def test_a_lazy_upward_import_breaks_the_layers(tmp_path: Path) -> None:
+def copy_of_the_package(tmp_path: Path) -> Path:
     shutil.copytree(
         ROOT / "tfgraph_lab", tmp_path / "tfgraph_lab", ignore=shutil.ignore_patterns("__pycache__")
     )
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    explain = tmp_path / "tfgraph_lab" / "explain.py"
+    return tmp_path / "tfgraph_lab"
+
+
+def test_a_lazy_upward_import_breaks_the_layers(tmp_path: Path) -> None:
+    explain = copy_of_the_package(tmp_path) / "explain" / "trace.py"
     explain.write_text(
         explain.read_text(encoding="utf-8")
-        + "\n\ndef _late() -> None:\n    import tensorflow\n    from .report import TraceReport\n",
+        + "\n\ndef _late() -> None:\n    import tensorflow\n    from ..report.trace_report import TraceReport\n",
         encoding="utf-8",
     )
     proc = lint_imports(tmp_path)
+    out = " ".join(proc.stdout.split())
     assert proc.returncode != 0, proc.stdout
-    assert "tfgraph_lab.explain.trace -> tfgraph_lab.report" in proc.stdout, proc.stdout
-    assert "tfgraph_lab.explain.trace -> tensorflow" in proc.stdout, proc.stdout
+    assert "tfgraph_lab.explain.trace -> tfgraph_lab.report.trace_report" in out, proc.stdout
+    assert "tfgraph_lab.explain.trace -> tensorflow" in out, proc.stdout
 
 
 # One violation per contract (file, code added at its end, a chain lint-imports must print),
-# each as a lazy import inside a function: grimp sees those too. Issue 19 found half of these
-# accepted by the contracts of the time.
+# each as a lazy import inside a function: grimp sees those too.
 INJECTED = {
-    "layers": ("exercises/__init__.py", "from ..cli import main", "tfgraph_lab.exercises -> tfgraph_lab.faces.cli"),
-    "pure-core": ("report.py", "import IPython", "tfgraph_lab.report -> IPython"),
-    "adapter": ("_hub.py", "import IPython", "tfgraph_lab.recording.hub -> IPython"),
-    "hubcheck": ("hubcheck/__init__.py", "import tensorflow", "tfgraph_lab.hubcheck -> tensorflow"),
-    "tensorflow": ("livelog.py", "import tensorflow", "tfgraph_lab.watching.livelog -> tensorflow"),
-    "front-ends": ("keras.py", "from ._hub import HUB", "tfgraph_lab.keras -> tfgraph_lab.recording.hub"),
-    "renderers": (
-        "render/text.py",
-        "from .. import _tf_warnings",
-        "tfgraph_lab.render.text -> tfgraph_lab.recording.tf_warnings",
+    "layers": ("exercises/__init__.py", "from ..faces.cli import main", "tfgraph_lab.exercises -> tfgraph_lab.faces.cli"),
+    "pure-core": ("report/trace_report.py", "import IPython", "tfgraph_lab.report.trace_report -> IPython"),
+    "plain-data": (
+        "report/schema.py",
+        "from ..recording import calllog",
+        "tfgraph_lab.report.schema -> tfgraph_lab.recording.calllog",
     ),
-    "live-log": ("livelog.py", "from ._hub import HUB", "tfgraph_lab.watching.livelog -> tfgraph_lab.recording.hub"),
+    "no-notebook-below": ("adapter/functions.py", "import IPython", "tfgraph_lab.adapter.functions -> IPython"),
+    "adapter": ("watching/livelog.py", "import tensorflow", "tfgraph_lab.watching.livelog -> tensorflow"),
+    "front-ends": (
+        "keras/callback.py",
+        "from ..recording.hub import HUB",
+        "tfgraph_lab.keras.callback -> tfgraph_lab.recording.hub",
+    ),
     "recorder": (
-        "recorder.py",
-        "from . import _tf_adapter",
-        "tfgraph_lab.watching.recorder -> tfgraph_lab.adapter",
+        "watching/lifecycle.py",
+        "from ..recording import xla_log",
+        "tfgraph_lab.watching.lifecycle -> tfgraph_lab.recording.xla_log",
     ),
+    "recording-inside": (
+        "recording/hooks.py",
+        "from .hub import Hub",
+        "tfgraph_lab.recording.hooks -> tfgraph_lab.recording.hub",
+    ),
+    "stderr-readers": (
+        "recording/xla_log.py",
+        "from ..model import vocab",
+        "tfgraph_lab.recording.xla_log -> tfgraph_lab.model.vocab",
+    ),
+    "hubcheck": ("hubcheck/__init__.py", "import tensorflow", "tfgraph_lab.hubcheck -> tensorflow"),
 }
-ALSO_INJECTED = [  # more of issue 19's list, each against a contract above
-    ("monitor.py", "from ._hub import HUB", "tfgraph_lab.monitor -> tfgraph_lab.recording.hub"),
-    ("_magic.py", "from . import _hooks", "tfgraph_lab.faces.magic -> tfgraph_lab.recording.hooks"),
-    # the hub hands itself to the hooks and the XLA path as a _host.Host: no circle back
-    ("_hooks.py", "from ._hub import Hub", "tfgraph_lab.recording.hooks -> tfgraph_lab.recording.hub"),
-    ("_xla.py", "from ._hub import Hub", "tfgraph_lab.recording.xla -> tfgraph_lab.recording.hub"),
-    ("_xla.py", "from ._hooks import make_call_hook", "tfgraph_lab.recording.xla -> tfgraph_lab.recording.hooks"),
+# Issue 31's list of violations of docs/ARCHITECTURE.md's rules that the contracts of the time
+# let pass, and issue 19's before it: each must break a contract above.
+ALSO_INJECTED = [
+    ("adapter/__init__.py", "import IPython", "tfgraph_lab.adapter -> IPython"),
+    ("watching/livelog.py", "import IPython", "tfgraph_lab.watching.livelog -> IPython"),
+    ("watching/tensorboard.py", "import IPython", "tfgraph_lab.watching.tensorboard -> IPython"),
+    ("adapter/functions.py", "import ipywidgets", "tfgraph_lab.adapter.functions -> ipywidgets"),
+    ("recording/hub.py", "import IPython", "tfgraph_lab.recording.hub -> IPython"),
+    ("watching/recorder.py", "from .. import adapter", "tfgraph_lab.watching.recorder -> tfgraph_lab.adapter"),
+    ("faces/monitor.py", "from ..recording.hub import HUB", "tfgraph_lab.faces.monitor -> tfgraph_lab.recording.hub"),
+    ("faces/magic.py", "from ..recording import hooks", "tfgraph_lab.faces.magic -> tfgraph_lab.recording.hooks"),
+    ("render/text.py", "from ..recording import tf_warnings", "tfgraph_lab.render.text -> tfgraph_lab.recording.tf_warnings"),
+    ("recording/xla.py", "from .hub import Hub", "tfgraph_lab.recording.xla -> tfgraph_lab.recording.hub"),
+    ("recording/xla.py", "from .hooks import make_call_hook", "tfgraph_lab.recording.xla -> tfgraph_lab.recording.hooks"),
+    ("watching/livelog.py", "from ..recording.hub import HUB", "tfgraph_lab.watching.livelog -> tfgraph_lab.recording.hub"),
+    ("widgets/explorer.py", "from ..adapter import tracing", "tfgraph_lab.widgets.explorer -> tfgraph_lab.adapter.tracing"),
+    ("explain/fixes.py", "import ipywidgets", "tfgraph_lab.explain.fixes -> ipywidgets"),
 ]
 
 
@@ -92,12 +119,9 @@ def test_each_contract_breaks_on_an_injected_violation(tmp_path: Path) -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     contracts = {c["id"]: c["name"] for c in config["tool"]["importlinter"]["contracts"]}
     assert set(contracts) == set(INJECTED), "give every contract a violation in INJECTED"
-    shutil.copytree(
-        ROOT / "tfgraph_lab", tmp_path / "tfgraph_lab", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    package = copy_of_the_package(tmp_path)
     for n, (file, code, _) in enumerate([*INJECTED.values(), *ALSO_INJECTED]):
-        path = tmp_path / "tfgraph_lab" / file
+        path = package / file
         path.write_text(
             path.read_text(encoding="utf-8") + f"\n\ndef _injected_{n}() -> None:\n    {code}\n",
             encoding="utf-8",
@@ -113,21 +137,36 @@ def test_each_contract_breaks_on_an_injected_violation(tmp_path: Path) -> None:
         assert chain in out, f"{chain} not reported"
 
 
+def test_a_new_module_inherits_its_folders_rules(tmp_path: Path) -> None:
+    """The contracts name folders: a module added to one is fenced like its neighbours, and a
+    new top-level module must take a place in the layers."""
+    package = copy_of_the_package(tmp_path)
+    (package / "explain" / "brand_new.py").write_text("import tensorflow\n", encoding="utf-8")
+    (package / "recording" / "brand_new.py").write_text("import IPython\n", encoding="utf-8")
+    (package / "stray.py").write_text("X = 1\n", encoding="utf-8")
+    proc = lint_imports(tmp_path)
+    out = " ".join(proc.stdout.split())
+    assert proc.returncode != 0, proc.stdout
+    assert "tfgraph_lab.explain.brand_new -> tensorflow" in out, proc.stdout
+    assert "tfgraph_lab.recording.brand_new -> IPython" in out, proc.stdout
+    assert "stray" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
 # Look-ups the import linter cannot see (sys.modules, importlib, __import__), each with why:
 # a new one needs a reason here, or a plain import the contracts check.
 HIDDEN_IMPORTS = {
     "tfgraph_lab/__init__.py": "lazy public names (__getattr__): import tfgraph_lab stays light",
     "tfgraph_lab/widgets/__init__.py": "lazy widget names: ipywidgets only when a lab opens",
-    "tfgraph_lab/_pycode.py": "cell_label reads a running IPython; framework files by package",
-    "tfgraph_lab/livelog.py": "asks a running IPython whether the report shows retraces anyway",
-    "tfgraph_lab/monitor.py": "checks whether IPython runs before it starts a monitor",
-    "tfgraph_lab/_xla_log.py": "reads TF's compile log only when TensorFlow is imported already",
-    "tfgraph_lab/_tf_adapter/rewrap.py": "the adapter: TensorFlow's module, already imported",
-    "tfgraph_lab/_tf_adapter/functions.py": "the adapter: the Keras version, when Keras is imported",
-    "tfgraph_lab/keras.py": "Keras 3 or tf_keras, whichever TensorFlow uses",
-    "tfgraph_lab/keras_guard.py": "the traceback_utils module of the Keras the callback imported",
-    "tfgraph_lab/cli.py": "find_spec: is a -m module there, without importing it",
-    "tfgraph_lab/workshop.py": "importlib.metadata: the installed version (no import)",
+    "tfgraph_lab/model/places.py": "cell_label reads a running IPython; framework files by package",
+    "tfgraph_lab/watching/livelog.py": "asks a running IPython whether the report shows retraces anyway",
+    "tfgraph_lab/faces/monitor.py": "checks whether IPython runs before it starts a monitor",
+    "tfgraph_lab/recording/xla_log.py": "reads TF's compile log only when TensorFlow is imported already",
+    "tfgraph_lab/adapter/rewrap.py": "the adapter: TensorFlow's module, already imported",
+    "tfgraph_lab/adapter/functions.py": "the adapter: the Keras version, when Keras is imported",
+    "tfgraph_lab/keras/callback.py": "Keras 3 or tf_keras, whichever TensorFlow uses",
+    "tfgraph_lab/keras/guard.py": "the traceback_utils module of the Keras the callback imported",
+    "tfgraph_lab/faces/cli.py": "find_spec: is a -m module there, without importing it",
+    "tfgraph_lab/hubcheck/workshop.py": "importlib.metadata: the installed version (no import)",
     "tfgraph_lab/hubcheck/learner.py": "code sent to a remote kernel as text",
 }
 
@@ -144,29 +183,132 @@ def test_imports_the_linter_cannot_see_are_listed_with_their_reason() -> None:
     assert found == sorted(HIDDEN_IMPORTS), found
 
 
+def test_only_the_reports_shims_call_up_through_the_package_root() -> None:
+    """The package root imports no folder by name (its public names are looked up when first
+    used), so a call through it is invisible to the contracts: the one module allowed to make
+    one is the report, whose try_fix and explore methods are shims for the public functions."""
+
+    import grimp
+
+    graph = grimp.build_graph("tfgraph_lab", exclude_type_checking_imports=True, cache_dir=None)
+    ours = [m for m in graph.find_modules_directly_imported_by("tfgraph_lab") if m.startswith("tfgraph_lab")]
+    assert not ours, f"the package root imports {ours} by name"
+    import ast
+
+    package = ROOT / "tfgraph_lab"
+    folders = {p.name for p in package.iterdir() if p.is_dir()} | {p.stem for p in package.glob("*.py")}
+    callers = []
+    for path in sorted(package.rglob("*.py")):
+        depth = len(path.relative_to(package).parts) - 1  # folders below the root
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            up = isinstance(node, ast.Import) and any(a.name == "tfgraph_lab" for a in node.names)
+            if isinstance(node, ast.ImportFrom):
+                to_root = (node.level == 0 and node.module == "tfgraph_lab") or (
+                    node.level == depth + 1 and node.module is None
+                )
+                up = up or (to_root and any(a.name not in folders | {"__version__"} for a in node.names))
+            if up:
+                callers.append(str(path.relative_to(ROOT)))
+                break
+    assert callers == ["tfgraph_lab/report/trace_report.py"], callers
+
+
 ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
 
 
-def test_the_architecture_page_places_every_module() -> None:
-    """Each module has its row in the page's module table (what it holds, what it must not
-    import), each row names a module that exists, and each is in a layer of the diagram."""
+FOLDERS = ["model", "adapter", "explain", "recording", "render", "report", "watching", "trial", "keras",
+           "widgets", "exercises", "hubcheck", "faces"]
+OUTSIDE = {"tensorflow", "keras", "IPython", "ipywidgets", "traitlets", "anywidget", "numpy", "requests",
+           "websocket", "psutil"}
+
+
+def folder_sections() -> dict[str, str]:
     import re
 
     page = ARCHITECTURE.read_text(encoding="utf-8")
+    parts = re.split(r"^### `(\w+)/` — .*$", page, flags=re.M)
+    return {name: body.split("\n## ", 1)[0].split("\n### ", 1)[0] for name, body in zip(parts[1::2], parts[2::2])}
+
+
+def test_the_architecture_page_has_a_section_per_folder_listing_its_modules() -> None:
+    """One section per folder of the package, in the order of the layers, each with a row per
+    module (what it holds) and no row for a module that does not exist."""
+    import re
+
     package = ROOT / "tfgraph_lab"
-    modules = {f"{p.stem}.py" for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")}
-    modules |= {f"{p.name}/" for p in package.iterdir() if (p / "__init__.py").exists()}
-    table = page.split("| module | holds | must not import |", 1)[1].split("\n\n", 1)[0]
-    rows = set(re.findall(r"^\| `([\w/]+(?:\.py|/))` \|", table, flags=re.M))
-    assert not modules - rows, f"docs/ARCHITECTURE.md has no row for {sorted(modules - rows)}"
-    assert not rows - modules, f"docs/ARCHITECTURE.md has rows for no module: {sorted(rows - modules)}"
-    diagram = page.split("```", 2)[1]
-    unplaced = [
-        m
-        for m in sorted(modules)
-        if not re.search(rf"\b{re.escape(m.rstrip('/').removesuffix('.py'))}\b", diagram)
-    ]
-    assert not unplaced, f"the layer diagram does not place {unplaced}"
+    folders = sorted(p.name for p in package.iterdir() if (p / "__init__.py").exists())
+    sections = folder_sections()
+    assert sorted(sections) == folders == sorted(FOLDERS)
+    for name, body in sections.items():
+        rows = set(re.findall(r"^\| `(\w+\.py)` \|", body, flags=re.M))
+        modules = {p.name for p in (package / name).glob("*.py")}
+        assert not (modules - {"__init__.py"}) - rows, f"{name}/: no row for {sorted(modules - rows)}"
+        assert not rows - modules, f"{name}/: rows for no module: {sorted(rows - modules)}"
+
+
+def test_each_folder_imports_what_its_section_says() -> None:
+    """The two lines of each section ("Imports from the project:", "Imports from outside:") are
+    the folders and outside packages its modules import, read from the code (grimp, lazy
+    imports too, not those under TYPE_CHECKING): neither more nor fewer."""
+    import re
+
+    import grimp
+
+    graph = grimp.build_graph(
+        "tfgraph_lab", include_external_packages=True, exclude_type_checking_imports=True, cache_dir=None
+    )
+    for name, body in folder_sections().items():
+        said = {}
+        for label in ("project", "outside"):
+            line = re.search(rf"^Imports from (?:the )?{label}: (.*?)(?:\.\n|\n\n)", body, flags=re.M | re.S)
+            assert line, f"{name}/ has no 'Imports from {label}' line"
+            said[label] = set(re.findall(r"`([\w]+)`", line.group(1).split(" (only")[0].replace("\n", " ")))
+        project: set[str] = set()
+        outside: set[str] = set()
+        for module in graph.find_children(f"tfgraph_lab.{name}") | {f"tfgraph_lab.{name}"}:
+            for target in graph.find_modules_directly_imported_by(module):
+                parts = target.split(".")
+                if parts[0] == "tfgraph_lab" and len(parts) > 1 and parts[1] != name:
+                    project.add(parts[1])
+                elif parts[0] in OUTSIDE:
+                    outside.add(parts[0])
+        assert said["project"] == project, f"{name}/ imports {sorted(project)}, its section says {sorted(said['project'])}"
+        assert said["outside"] == outside, f"{name}/ imports {sorted(outside)}, its section says {sorted(said['outside'])}"
+
+
+def test_every_name_the_architecture_page_gives_exists() -> None:
+    """A module path (`recording/hub.py`) or a dotted name (`recording.tally.Tally`) on the page
+    names a file, module or attribute that is there: a move or a rename cannot leave it stale."""
+    import importlib
+    import re
+
+    page = ARCHITECTURE.read_text(encoding="utf-8")
+    folders = "|".join(FOLDERS)
+    missing = []
+    for path in sorted(set(re.findall(rf"`((?:{folders})/\w+\.py)`", page))):
+        if not (ROOT / "tfgraph_lab" / path).exists():
+            missing.append(path)
+    for module, attr in sorted(set(re.findall(rf"`((?:{folders})\.\w+)\.(\w+)", page))):
+        try:
+            found = hasattr(importlib.import_module(f"tfgraph_lab.{module}"), attr)
+        except ImportError:
+            found = False
+        if not found:
+            missing.append(f"{module}.{attr}")
+    assert not missing, f"docs/ARCHITECTURE.md names what is not there: {missing}"
+
+
+def test_a_long_module_says_why() -> None:
+    """One concept per module, not a size cap: a module over 800 lines says why it is long in its
+    docstring (a sentence starting "Long because")."""
+    import ast
+
+    long_ones = []
+    for path in (ROOT / "tfgraph_lab").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > 800 and "Long because" not in (ast.get_docstring(ast.parse(text)) or ""):
+            long_ones.append(str(path.relative_to(ROOT)))
+    assert not long_ones, f"say why these are long in their docstrings: {long_ones}"
 
 
 def test_a_merged_report_keeps_its_processes_through_its_json() -> None:
@@ -217,21 +359,7 @@ def test_the_codes_that_are_not_retraces_are_spelled_once() -> None:
         for p in (ROOT / "tfgraph_lab").rglob("*.py")
         if spelled.search(p.read_text(encoding="utf-8"))
     ]
-    assert copies == ["tfgraph_lab/counts.py"], copies
-
-
-MAX_MODULE_LINES = 400  # issue 11: one concept per module
-
-
-def test_no_module_is_over_400_lines() -> None:
-    package = ROOT / "tfgraph_lab"
-    sizes = {
-        str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
-        for path in package.rglob("*.py")
-    }
-    assert sizes, "no modules found"
-    too_long = {name: lines for name, lines in sorted(sizes.items()) if lines > MAX_MODULE_LINES}
-    assert not too_long, f"split these modules (over {MAX_MODULE_LINES} lines): {too_long}"
+    assert copies == ["tfgraph_lab/model/counts.py"], copies
 
 
 def test_the_readme_names_the_fast_tier_beside_the_full_command() -> None:

@@ -268,6 +268,24 @@ def test_the_explorer_opens_a_saved_report_and_names_a_bad_one(tmp_path: Any) ->
         ReportExplorer(bad)
 
 
+def test_an_explorer_callback_that_fails_shows_in_its_detail_pane(monkeypatch: Any) -> None:
+    """Its callbacks run through ReportExplorer._safely, as the labs' do (issue 31: they raised
+    into ipywidgets' log, where a notebook user never sees them)."""
+    from tfgraph_lab.widgets import ReportExplorer
+
+    with tfgraph_lab.watch() as w:
+        step(tf.ones([5]))
+        step(tf.ones([6]))
+    explorer = ReportExplorer(w.report)
+
+    def broken() -> None:
+        raise RuntimeError("no such call")
+
+    monkeypatch.setattr(explorer, "_show", broken)
+    explorer.calls.value = explorer.calls.options[-1][1]
+    assert "RuntimeError: no such call" in explorer.detail.value
+
+
 @pytest.mark.parametrize(
     "kwargs, error",
     [

@@ -53,9 +53,9 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
         self.detail = W.HTML()
         self.summary = W.HTML()
         add_classes(self, ["function", "traced_only", "calls", "detail", "summary"], prefix="tfgl-explorer-")
-        self.function.observe(lambda _: self._refill(), names="value")
-        self.traced_only.observe(lambda _: self._refill(), names="value")
-        self.calls.observe(lambda _: self._show(), names="value")
+        self.function.observe(lambda _: self._safely(self._refill), names="value")
+        self.traced_only.observe(lambda _: self._safely(self._refill), names="value")
+        self.calls.observe(lambda _: self._safely(self._show), names="value")
         head = W.HTML(
             f"{style_tag()}<div class='tfgl-lab-title'>TraceReport explorer</div>"
             f"<div class='tfgl-lab-sub'>{escape(headline(report))}</div>"
@@ -73,6 +73,17 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
         self.add_class("tfgl-lab")
         self.add_class("tfgl-explorer")
         self._refill()
+
+    def _safely(self, callback: Any) -> None:
+        """Run a widget callback; an error shows in the explorer's detail pane (an explorer bug
+        must show, not vanish in the widget's log). KeyboardInterrupt goes on."""
+        try:
+            callback()
+        except Exception as exc:
+            self.detail.value = (
+                "<div class='tfgl-reason-box tfgl-retrace'>The explorer could not show this: "
+                f"{escape(type(exc).__name__)}: {escape(str(exc))}</div>"
+            )
 
     def _functions(self) -> list[FunctionSummary]:
         name = self.function.value

@@ -5,9 +5,17 @@ reports' ``processes`` included. Only the fields a reader needs are required; ev
 there must have its documented type, and fields a reader does not know are allowed (the JSON only
 ever gains fields). :func:`first_problem` checks a parsed document against it without a
 dependency (the schema uses ``type``, ``const``, ``minimum``, ``required``, ``properties``,
-``items`` and ``$ref`` only; a test checks it agrees with the ``jsonschema`` package) and names
-the first bad place as a path such as ``$.functions[0].qualname``. JSON numbers must be finite
-(``1e400`` parses as infinity). Pure: no TensorFlow, IPython or ipywidgets.
+``additionalProperties`` (for maps), ``items`` and ``$ref`` only; a test checks it agrees with
+the ``jsonschema`` package) and names the first bad place as a path such as
+``$.functions[0].qualname``. JSON numbers must be finite (``1e400`` parses as infinity). Pure: no
+TensorFlow, IPython or ipywidgets.
+
+The fields are listed by hand (their types, floors and which are required are the schema's, not
+the records'), and checked against the writers: tests/report/test_schema.py fails when a
+``to_dict`` of the records (:mod:`tfgraph_lab.model.records`), of the report or of a merged
+report, or the magic's ``--compare-eager`` timings, write a field this schema does not list, when
+the schema lists one nothing writes, when a written value is not of the listed type, or when the
+schema allows a null nothing writes.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ _COUNT = {"type": "integer", "minimum": 0}
 _SECONDS = {"type": "number", "minimum": 0}
 _OPT_NUMBER = {"type": ["number", "null"]}
 _STRINGS = {"type": "array", "items": _STR}
+_SECONDS_LIST = {"type": "array", "items": _SECONDS}
 
 
 def _object(required: list[str], **properties: Any) -> dict[str, Any]:
@@ -44,11 +53,12 @@ _FIX_PLAN = _object(
 _REASON = _object(
     ["code"],
     code=_STR,
-    argument=_OPT_STR,
-    before=_OPT_STR,
-    after=_OPT_STR,
-    message=_OPT_STR,
-    fix=_OPT_STR,
+    # strings, never null: Reason.from_dict would read a null as the text "None"
+    argument=_STR,
+    before=_STR,
+    after=_STR,
+    message=_STR,
+    fix=_STR,
     fix_plans={"type": "array", "items": {"$ref": "#/$defs/fix_plan"}},
 )
 _REASONS = {"type": "array", "items": {"$ref": "#/$defs/reason"}}
@@ -87,6 +97,10 @@ _FUNCTION = _object(
     jit_compile=_BOOL,
     xla_compiles=_COUNT,
     xla_estimated=_COUNT,
+    # how xla_compiles was obtained: "exact" (TF's compile log), "at-least" or "about" (modelled),
+    # "" (saved before it was recorded); xla_compiles_exact is kind == "exact"
+    xla_compiles_kind=_STR,
+    xla_compiles_exact=_BOOL,
     xla_seconds=_SECONDS,
     xla_cost_calls=_OPT_NUMBER,
     xla_slow_calls=_COUNT,
@@ -100,6 +114,7 @@ _EVENT = _object(
     function_object=_COUNT,
     traced=_BOOL,
     traces=_COUNT,
+    retraces=_COUNT,  # written for events that traced: how many of their graphs were retraces
     via=_STR,
     seconds=_SECONDS,
     graph={"type": ["integer", "null"], "minimum": 0},
@@ -130,6 +145,19 @@ _RUN = _object(
     thread=_OPT_STR,
     process=_OPT_STR,
 )
+# --compare-eager's timings (the magic writes them): the watched run first in graph_runs
+_COMPARE_EAGER = {
+    **_object(
+        [],
+        graph_seconds=_SECONDS,
+        eager_seconds=_SECONDS,
+        graph_runs=_SECONDS_LIST,
+        eager_runs=_SECONDS_LIST,
+        rerun_failed=_STR,  # "eager" or "graph": the re-run that raised
+        rerun_error=_STR,
+    ),
+    "type": ["object", "null"],
+}
 _PROCESS = _object(
     ["name"],
     name=_STR,
@@ -165,7 +193,8 @@ SCHEMA: dict[str, Any] = {
         events_summarised=_COUNT,
         summarised_runs={"type": "array", "items": {"$ref": "#/$defs/run"}},
         warnings=_STRINGS,
-        compare_eager={"type": ["object", "null"]},
+        compare_eager={"$ref": "#/$defs/compare_eager"},
+        labels={"type": "object", "additionalProperties": _STR},  # {filename: "In [3]"}
         processes={"type": "array", "items": {"$ref": "#/$defs/process"}},
     ),
     "$defs": {
@@ -175,6 +204,7 @@ SCHEMA: dict[str, Any] = {
         "function": _FUNCTION,
         "event": _EVENT,
         "run": _RUN,
+        "compare_eager": _COMPARE_EAGER,
         "process": _PROCESS,
     },
 }
@@ -211,6 +241,12 @@ def _check(value: Any, schema: Mapping[str, Any], path: str) -> str | None:
                 problem = _check(value[key], sub, f"{path}.{key}")
                 if problem:
                     return problem
+        if "additionalProperties" in schema:  # a map: every value not named in properties
+            for key, item in value.items():
+                if key not in schema.get("properties", {}):
+                    problem = _check(item, schema["additionalProperties"], f"{path}[{key!r}]")
+                    if problem:
+                        return problem
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
             problem = _check(item, schema["items"], f"{path}[{i}]")

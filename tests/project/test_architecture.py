@@ -168,6 +168,7 @@ HIDDEN_IMPORTS = {
     "tfgraph_lab/faces/cli.py": "find_spec: is a -m module there, without importing it",
     "tfgraph_lab/hubcheck/workshop.py": "importlib.metadata: the installed version (no import)",
     "tfgraph_lab/hubcheck/learner.py": "code sent to a remote kernel as text",
+    "tfgraph_lab/trial/state.py": "sys.modules: the user's TensorFlow, Keras and numpy, only if imported",
 }
 
 

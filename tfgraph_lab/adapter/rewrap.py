@@ -9,6 +9,8 @@ Part of the adapter (:mod:`tfgraph_lab.adapter`), for trying a fix on the learne
 * :func:`rewrap` builds ``tf.function(python_function, **options)`` with some overridden;
 * :func:`intercept_tf_function` replaces the public ``tf.function`` for a while, so a cell that
   defines the function itself (``@tf.function`` or ``tf.function(f)`` in a loop) gets the fix;
+* :func:`global_random_generator` is ``tf.random``'s global generator, when one exists (its
+  state is restored after a trial);
 * :func:`capture_results` wraps ``Function.__call__`` at class level for a while and keeps the
   eager results of the calls of the functions it is asked about (never their arguments).
 
@@ -31,6 +33,7 @@ __all__ = [
     "draws_random_numbers",
     "function_location",
     "function_options",
+    "global_random_generator",
     "intercept_tf_function",
     "is_tf_function",
     "rewrap",
@@ -110,6 +113,14 @@ def draws_random_numbers(fn: Any) -> bool:
             if any(_is_random_op(op) for op in ops):
                 return True
     return False
+
+
+def global_random_generator() -> Any:
+    """``tf.random``'s global generator when the code created one (``stateful_random_ops``'s
+    private ``global_generator``, TF 2.15-2.21), else None: never creates it."""
+    from tensorflow.python.ops import stateful_random_ops
+
+    return getattr(stateful_random_ops, "global_generator", None)
 
 
 def rewrap(fn: Any, overrides: dict[str, Any]) -> Any:

@@ -189,6 +189,9 @@ class TraceWatchMagics(Magics):
         if not args.quiet and not returned:
             display(done.report)
         if trial is not None and ran.error is None:
+            from .monitor import shell_monitor
+
+            shell_monitor(self.shell).end_cell_watch()  # the re-runs are the trial's, not the cell's
             trial.show(done.report, ran.seconds, display)
         if args.variable:
             shell: Any = self.shell

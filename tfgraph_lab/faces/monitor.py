@@ -67,6 +67,12 @@ class Monitor:
             f"{self.cells_with_retraces} with retraces."
         )
 
+    def end_cell_watch(self) -> None:
+        """Stop watching the running cell now (IPython): what runs after it in the same cell is
+        the tool's — ``--try-fix``'s re-runs — and the cell's notice covers the cell's own run."""
+        if self.shell is not None and self.recorder is not None:
+            self.recorder.stop()
+
     # ----------------------------------------------------------------- IPython hooks
     def _pre_run_cell(self, *_: Any) -> None:
         if self.recorder is None:

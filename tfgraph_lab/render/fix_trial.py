@@ -83,6 +83,8 @@ def verdict_sentence(t: FixTrial) -> str:
                 f"calls this run made it promises {plural(t.plan.graphs, 'graph')}, instead of {before}"
             )
         return f"not applied: {t.note or 'no change a program can apply'}"
+    if v == "not-tried":
+        return f"the fix could not be tried: {t.untried}"
     if v == "fails":
         return f"the fix FAILS: with it, the code raised {t.error}"
     after = getattr(t.after, t.measure)
@@ -103,7 +105,7 @@ def _outputs_line(t: FixTrial) -> str:
     words = {
         "equal": "equal",
         "differ": "DIFFER",
-        "noisy": "cannot be compared: they differ between two runs without the fix too",
+        "noisy": "cannot be compared",
         "not compared": "not compared",
     }[t.outputs]
     return words + (f" ({t.outputs_detail})" if t.outputs_detail and t.outputs != "differ" else "")
@@ -127,6 +129,8 @@ def render_trial_text(t: FixTrial) -> str:
     lines.append(f"  {'':{width}}  {'before':>{col}}  →  after")
     for label, before, after in rows:
         lines.append(f"  {label:{width}}  {before:>{col}}  →  {after}")
+    if t.tried:
+        lines.append(f"  tried: {t.tried}")
     if t.applied and t.after is not None:
         lines.append(f"  outputs: {_outputs_line(t)}")
     lines.append(f"  {verdict_sentence(t)}")
@@ -138,7 +142,7 @@ def render_trial_text(t: FixTrial) -> str:
 
 
 # The verdict's box: green when the fix did what it promised, red when it did not.
-_BOX = {"works": "tfgl-ok", "not-applied": ""}
+_BOX = {"works": "tfgl-ok", "not-applied": "", "not-tried": ""}
 
 
 def render_trial_html(t: FixTrial) -> str:
@@ -152,6 +156,8 @@ def render_trial_html(t: FixTrial) -> str:
     if runs:
         parts.append(f"<div class='tfgl-muted'>{escape(runs)}</div>")
     parts.append(table_html(["", "before", "after"], rows, numeric=(1, 2)))
+    if t.tried:
+        parts.append(f"<div><b>tried:</b> {escape(t.tried)}</div>")
     if t.applied and t.after is not None:
         parts.append(f"<div><b>outputs:</b> {escape(_outputs_line(t))}</div>")
     box = _BOX.get(t.verdict, "tfgl-error")

@@ -173,6 +173,8 @@ class LabScenario:
         report's decorator change (``reduce_retracing=True``), applied over them."""
         import tensorflow as tf
 
+        from ..report.fix_trial import decorator_kwargs
+
         kwargs: dict[str, Any] = {}
         if settings.reduce_retracing:
             kwargs["reduce_retracing"] = True
@@ -184,7 +186,7 @@ class LabScenario:
                 tf.TensorSpec(shape=(), dtype=tf.bool),
             ]
         if fix:
-            kwargs.update(eval(f"dict({fix})", {"tf": tf}))  # a FixPlan's decorator: our own code
+            kwargs.update(decorator_kwargs(fix, tf))  # a FixPlan's decorator, parsed, never evaluated
         if self.builtin:
             _scale()  # outside any trace: the correct pattern creates its variable once
         return tf.function(self.python_function(settings), **kwargs)

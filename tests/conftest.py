@@ -87,6 +87,11 @@ def shell(request: pytest.FixtureRequest) -> Iterator[Any]:
         result = ip.run_cell(setup)
         assert result.success, f"SHELL_SETUP of {request.module.__name__} failed: {result.error_in_exec!r}"
     yield ip
+    # A cell that bound `_` itself (`for _ in range(3):`) stops IPython updating it for every
+    # later module sharing this shell: forget the module's own `_`, `__`, `___`.
+    for unders in ("_", "__", "___"):
+        if unders in ip.user_ns and ip.user_ns[unders] is not getattr(ip.displayhook, unders, None):
+            del ip.user_ns[unders]
     from tfgraph_lab.faces.monitor import shell_monitor
 
     shell_monitor(ip).stop()  # before unloading: an unload while on would resume at the next load

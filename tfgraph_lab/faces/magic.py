@@ -96,9 +96,10 @@ class TraceWatchMagics(Magics):
         nargs="?",
         const="",
         metavar="FN",
-        help="When FN (default: the first function) retraced, run the cell a second time with the "
-        "report's first fix applied to its decorator; show traces, times and outputs before -> after. "
-        "The cell runs TWICE; the names it sets are restored afterwards.",
+        help="When FN (default: the first function) retraced, run the cell again with the report's "
+        "fix that saves most graphs (a decorator change, or a call-site change through a thin "
+        "wrapper); show traces, times and outputs before -> after. The cell runs up to 3 times; "
+        "names, list/dict/set contents, tf.Variables and RNG states are restored afterwards.",
     )
     @argument("mode", nargs="?", help="Line magic only: on, off or status (always-on monitoring).")
     @no_var_expand

@@ -193,13 +193,16 @@ class TraceReport:
         rerun: Callable[[], Any],
         namespace: MutableMapping[str, Any] | None = None,
     ) -> FixTrial:
-        """Run ``rerun`` again with the first fix this report prints for ``name`` (default: the
+        """Run ``rerun`` again with the fix that saves most graphs for ``name`` (default: the
         first function that retraced) applied, and return the figures before → after (a
-        :class:`~tfgraph_lab.report.fix_trial.FixTrial`). ``rerun`` runs twice: once as written (for
-        the outputs to compare), once with the fix; the names it finds the function by
-        (``namespace``, default ``rerun``'s globals) are restored afterwards.
-        ``%%tracewatch --try-fix`` does the same for a cell. A shim for
-        :func:`tfgraph_lab.try_fix`, reached through the package's public names."""
+        :class:`~tfgraph_lab.report.fix_trial.FixTrial`). ``rerun`` runs two or three times:
+        once as written (for the outputs to compare), once with the fix, and once more as
+        written when the outputs differ or the fix raised; each run starts from the state of
+        now, which is restored afterwards (names in ``namespace``, default ``rerun``'s globals,
+        the contents of their lists/dicts/sets, reachable tf.Variables, the RNGs). The fix is
+        read from the report as data, never evaluated. ``%%tracewatch --try-fix`` does the same
+        for a cell. A shim for :func:`tfgraph_lab.try_fix`, reached through the package's
+        public names."""
         import tfgraph_lab
 
         return tfgraph_lab.try_fix(self, name, rerun=rerun, namespace=namespace)

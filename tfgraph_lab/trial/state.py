@@ -145,7 +145,7 @@ class UserState:
 
     def restored(self) -> str:
         """What :meth:`restore` puts back, in words."""
-        parts = ["the names the cell binds"]
+        parts = ["the names in the namespace"]
         if self.contents:
             parts.append(
                 f"the contents of {len(self.contents)} list/dict/set{'s' if len(self.contents) != 1 else ''}"

@@ -370,8 +370,9 @@ def try_fix(
     namespace: MutableMapping[str, Any] | None = None,
     before: Outputs | None = None,
     before_seconds: float | None = None,
-    announce: Callable[[str, UserState], None] | None = None,
+    announce: Callable[[str], None] | None = None,
     start: UserState | None = None,
+    before_runs: Callable[[str, UserState], None] | None = None,
 ) -> FixTrial:
     """Run ``rerun`` again with the fix that saves most graphs for ``name`` (default: the
     first function that retraced) and measure it against ``report`` (see the module docstring).
@@ -380,13 +381,14 @@ def try_fix(
     ``before`` holds the outputs of the run ``report`` watched, and ``start`` the state that
     run started from; without them, ``rerun`` first runs once unchanged from the state of now.
     Every run starts from ``start`` (or the state of now), and the state of now is restored
-    afterwards (:class:`~tfgraph_lab.trial.state.UserState`). ``announce(fix_code, state)`` is
-    called before the code runs again. Raises UsageProblem when nothing (or no ``name``)
+    afterwards (:class:`~tfgraph_lab.trial.state.UserState`). ``announce(fix_code)`` and
+    ``before_runs(fix_code, state)`` (``state``: what will be restored) are called before the
+    code runs again. Raises UsageProblem when nothing (or no ``name``)
     retraced, when the fix is outside the grammar of fixes (a crafted report) and while
     another trial runs.
     """
     with exclusive():
-        return _try_fix(report, name, rerun, namespace, before, before_seconds, announce, start)
+        return _try_fix(report, name, rerun, namespace, before, before_seconds, announce, start, before_runs)
 
 
 def _try_fix(
@@ -396,8 +398,9 @@ def _try_fix(
     namespace: MutableMapping[str, Any] | None,
     before: Outputs | None,
     before_seconds: float | None,
-    announce: Callable[[str, UserState], None] | None,
+    announce: Callable[[str], None] | None,
     start: UserState | None,
+    before_runs: Callable[[str, UserState], None] | None,
 ) -> FixTrial:
     choice = choose_fix(report, name)
     if choice is None:
@@ -419,8 +422,10 @@ def _try_fix(
     where = (f.qualname, f.filename, f.firstlineno)
     now = snapshot(namespace)
     start = start or now
+    if before_runs is not None:
+        before_runs(choice.plan.code(choice.name), now)
     if announce is not None:
-        announce(choice.plan.code(choice.name), now)
+        announce(choice.plan.code(choice.name))
     try:
         return _trial(
             choice, common, where, overrides, rewrites, rerun, namespace, before, before_seconds, start, now
@@ -553,9 +558,9 @@ class CellTrial:
     @staticmethod
     def announce(fix: str, state: UserState) -> None:
         print(
-            f"--try-fix: running the cell {runs_said(False)}, trying {fix} (their printed output "
-            f"is hidden). Before each run and afterwards the trial puts back the watched run's "
-            f"state: {state.restored()}; not restored: {state.limits()}…"
+            f"--try-fix: trying {fix}; the cell runs {runs_said(False)} (their printed output is "
+            "hidden). Each run starts from the state the watched run started from, and afterwards "
+            f"the state it left is put back — {state.restored()}; not restored: {state.limits()}…"
         )
 
     def show(self, report: TraceReport, seconds: float, display: Callable[[Any], Any]) -> None:
@@ -567,7 +572,7 @@ class CellTrial:
                 namespace=self.namespace,
                 before=self.outputs,
                 before_seconds=seconds,
-                announce=self.announce,
+                before_runs=self.announce,
                 start=self.start,
             )
         except UsageProblem as exc:

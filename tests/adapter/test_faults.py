@@ -693,7 +693,7 @@ try:
 except Exception as exc:
     out["watch_error"] = [type(exc).__name__, str(exc), isinstance(exc, ImportError)]
 
-from tfgraph_lab import cli
+from tfgraph_lab.faces import cli
 with open("script.py", "w") as fh:
     fh.write("print('hi')\\n")
 buf = io.StringIO()

@@ -70,6 +70,11 @@ def test_the_schema_agrees_with_jsonschema_on_the_hostile_cases() -> None:
         ("calls 1e400 as written", '{"version": 1, "functions": [{"qualname": "f", "calls": 1e400, "traces": 1}]}',
          "$.functions[0].calls"),
         ("not JSON", "{", "not JSON"),
+        # issue 33.6: an exact int no float holds (OverflowError), a timing of text (TypeError)
+        ("calls 10**400", '{"version": 1, "functions": [{"qualname": "f", "calls": 1%s, "traces": 1}]}'
+         % ("0" * 400), "$.functions[0].calls: expected a number of at most 2**53, got a number of 401 digits"),
+        ("compare_eager text", json.dumps({**GOOD, "compare_eager": {"graph_seconds": "x"}}),
+         "$.compare_eager.graph_seconds: expected a number >= 0, got 'x'"),
     ],
 )  # fmt: skip
 def test_report_on_hostile_json_exits_2_naming_the_path(
@@ -81,6 +86,34 @@ def test_report_on_hostile_json_exits_2_naming_the_path(
     assert proc.returncode == 2, (label, proc.stderr[-1500:])
     assert "Traceback" not in proc.stderr, proc.stderr[-1500:]
     assert message in proc.stderr and str(path) in proc.stderr, proc.stderr
+
+
+# Characters a name can hold that a terminal or reader acts on (issue 33.6): NUL, the line
+# separator, a bidi override (Trojan Source) and a lone surrogate (no UTF-8 encodes it).
+HOSTILE_NAME = "a\x00b\u2028c\u202ed\ud800e"
+RAW = ("\x00", "\u2028", "\u202e", "\ud800")
+WRITTEN_OUT = ("\\x00", "\\u2028", "\\u202e", "\\ud800")
+
+
+def test_report_shows_hostile_names_written_out_everywhere(tmp_path: Path) -> None:
+    data = {**GOOD, "functions": [{"qualname": HOSTILE_NAME, "calls": 1, "traces": 1}]}
+    for name in ("w0.json", "w\u202e1.json"):  # a process (file) name is shown too
+        (tmp_path / name).write_text(json.dumps(data))  # JSON's escapes: "\ud800"
+    proc = subprocess.run(
+        [sys.executable, "-m", "tfgraph_lab", "report", "w0.json", "w\u202e1.json",
+         "--json", "m.json", "--html", "m.html", "--trace", "t.json"],
+        capture_output=True, cwd=tmp_path, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300,
+    )  # fmt: skip
+    out, err = proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")  # was UnicodeEncodeError
+    assert proc.returncode == 0 and "Traceback" not in err, err[-1500:]
+    page = (tmp_path / "m.html").read_text(encoding="utf-8")
+    for shown in (out, page):
+        assert "per process" in shown.lower() and "w\\u202e1" in shown  # the merged table
+        assert not any(char in shown for char in RAW), shown[-800:]
+        assert all(text in shown for text in WRITTEN_OUT)
+    merged = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    assert merged["functions"][0]["qualname"] == HOSTILE_NAME  # the data keeps the name verbatim
+    assert json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
 
 
 # ----------------------------------------------------------------------------- run

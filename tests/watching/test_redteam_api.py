@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -207,3 +208,46 @@ def test_a_trace_begun_before_the_watch_is_marked_never_a_false_cost(caplog: Any
     explorer = ReportExplorer(report)
     (label,) = [label for label, _ in explorer.calls.options]
     assert "began before the watch; cost not measured" in label and "0 µs" not in label
+
+
+# ------------------------------------------------ issue 33.6: a saved report read through the API
+
+BAD_JSON = [
+    ('{"version": 1, "functions": [{"qualname": "f", "calls": 1%s, "traces": 1}]}' % ("0" * 400),
+     "$.functions[0].calls: expected a number of at most 2**53"),  # was OverflowError when shown
+    ('{"version": 1, "compare_eager": {"graph_seconds": "x"}}',
+     "$.compare_eager.graph_seconds: expected a number >= 0, got 'x'"),  # was TypeError when shown
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "message"), BAD_JSON, ids=["calls 10**400", "compare_eager text"])
+def test_from_json_names_the_bad_field_on_load(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match="not the shape of a report") as caught:
+        tfgraph_lab.TraceReport.from_json(text)
+    assert message in str(caught.value)
+
+
+CONTROL = {"\x00": "\\x00", "\u2028": "\\u2028", "\u202e": "\\u202e", "\ud800": "\\ud800", "\x1b": "\\x1b"}
+
+
+def test_control_characters_and_lone_surrogates_are_written_out_in_every_rendering() -> None:
+    from tfgraph_lab.render.merged import render_breakdown_html, render_breakdown_text, render_page
+    from tfgraph_lab.report.merge import merge_reports
+
+    name = "a" + "".join(CONTROL) + "z"  # JSON's "\ud800" reads as a lone surrogate
+    text = '{"version": 1, "functions": [{"qualname": %s, "calls": 1, "traces": 1}]}'
+    report = tfgraph_lab.TraceReport.from_json(text % json.dumps(name))
+    merged = merge_reports([("p\u202e0", report), ("p1", report)])
+    renderings = {
+        "text": str(report),
+        "html": report._repr_html_(),
+        "merged table": render_breakdown_text(merged),
+        "merged html": render_breakdown_html(merged),
+        "page": render_page(merged.report, "t", merged),
+    }
+    for what, shown in renderings.items():
+        shown.encode("utf-8")  # a lone surrogate raw: UnicodeEncodeError on printing
+        for char, written in CONTROL.items():
+            assert char not in shown, f"{what}: {written} passed raw"
+            assert written in shown, what
+    assert report.functions[0].qualname == name  # the data keeps it verbatim

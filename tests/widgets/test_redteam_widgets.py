@@ -358,3 +358,16 @@ def test_the_lab_shows_invisible_characters_in_its_code_and_name(tmp_path: Any, 
         shown = "".join(w.value for w in (lab.children[0], lab.status, lab.reason, lab.code))
         shown += lab.text() + lab_snapshot_html(lab)
         assert not any(char in shown for char in INVISIBLE)  # the source's override passed raw
+
+
+def test_what_tensorflow_raised_is_shown_with_its_control_characters_written_out() -> None:
+    """Issue 33.6: the lab's "TensorFlow raised" box showed an error's bidi override raw."""
+
+    def step(x: Any, training: Any) -> Any:
+        raise ValueError("bad \u202e name \x00 \u2028 here")
+
+    lab = RetraceLab(step)
+    lab.call_button.click()
+    assert "TensorFlow raised" in lab.status.value
+    assert not any(char in lab.status.value for char in ("\u202e", "\x00", "\u2028"))
+    assert "\\u202e name \\x00" in lab.status.value

@@ -31,14 +31,29 @@ __all__ = [
 # Characters that change how text around them reads without showing themselves: bidirectional
 # embeddings, overrides and isolates (a name can read backwards: "Trojan Source",
 # CVE-2021-42574), marks, and zero-width characters (two names that look the same differ).
-_INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# Also the characters a terminal or a reader acts on instead of showing: C0 controls but the
+# newline and tab the renderings are made of (a NUL, a carriage return or an escape sequence in a
+# name drove the terminal), DEL and the C1 controls, the line and paragraph separators
+# U+2028/U+2029 (a line break to some readers, none to others), and lone surrogates (a JSON
+# ``"\ud800"`` reads as one; no UTF-8 encodes it: printing the report raised UnicodeEncodeError).
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064"
+    "\u2066-\u2069\ufeff\ud800-\udfff]"
+)
+
+
+def _written_out(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def visible(text: str) -> str:
-    """``text`` with every invisible or direction-changing character written as Python's repr
-    writes it (``\\u202e``), so a rendered name shows what it holds. Renderings only: the
-    report's data and JSON keep names verbatim."""
-    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """``text`` with every invisible, direction-changing or control character written out
+    as an escape (``\\u202e``, ``\\x00``), so a rendered name shows what it holds
+    and every rendering encodes as UTF-8. Newlines and tabs stay. The one escaping of every
+    output: the text and HTML reports, the merged per-process table, notices, the live view and
+    the labs' boxes. Renderings only: the report's data and JSON keep names verbatim."""
+    return _INVISIBLE.sub(_written_out, text)
 
 
 def short_path(path: str, labels: Mapping[str, str] | None = None) -> str:

@@ -56,7 +56,7 @@ def render_breakdown_text(merged: MergedReport, show_framework: bool = False) ->
     for qualname, _, cells in rows:
         name = qualname if len(qualname) <= width else "…" + qualname[-(width - 1) :]
         lines.append(f"  {name:<{width}}  " + "  ".join(f"{c:>{w}}" for c, w in zip(cells, cols)))
-    return "\n".join(lines)
+    return visible("\n".join(lines))
 
 
 def render_breakdown_html(merged: MergedReport, show_framework: bool = False) -> str:
@@ -69,7 +69,7 @@ def render_breakdown_html(merged: MergedReport, show_framework: bool = False) ->
         f"{escape(name)}: {fmt_seconds(sum(c.call_seconds for c in merged.breakdown if c.process == name))}"
         for name in merged.processes
     )
-    return (
+    return visible(
         f"<div class='{ROOT} tfgl-breakdown'>{style_tag()}<h4>Per process</h4>"
         "<p class='tfgl-muted'>calls · traces · retraces of each function in each process "
         f"(time in calls: {seconds})</p>"

@@ -7,8 +7,9 @@ ever gains fields). :func:`first_problem` checks a parsed document against it wi
 dependency (the schema uses ``type``, ``const``, ``minimum``, ``required``, ``properties``,
 ``additionalProperties`` (for maps), ``items`` and ``$ref`` only; a test checks it agrees with
 the ``jsonschema`` package) and names the first bad place as a path such as
-``$.functions[0].qualname``. JSON numbers must be finite (``1e400`` parses as infinity). Pure: no
-TensorFlow, IPython or ipywidgets.
+``$.functions[0].qualname``. JSON numbers must be finite (``1e400`` parses as infinity) and at
+most :data:`LARGEST` in size (``10**400`` written out parses as an exact int that no float holds:
+the report's sums raised OverflowError). Pure: no TensorFlow, IPython or ipywidgets.
 
 The fields are listed by hand (their types, floors and which are required are the schema's, not
 the records'), and checked against the writers: tests/report/test_schema.py fails when a
@@ -24,7 +25,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SCHEMA", "first_problem"]
+__all__ = ["LARGEST", "SCHEMA", "first_problem"]
+
+#: The largest number a report holds: 2**53, the largest whole number every JSON reader
+#: (JavaScript's included) reads exactly; more calls or seconds than that never happened.
+LARGEST = 2**53
 
 _STR = {"type": "string"}
 _OPT_STR = {"type": ["string", "null"]}
@@ -230,6 +235,8 @@ def _check(value: Any, schema: Mapping[str, Any], path: str) -> str | None:
             wanted = " or ".join(_JSON_TYPES[k] for k in kinds)
             floor = " >= 0" if schema.get("minimum") == 0 else ""
             return f"{path}: expected {wanted}{floor}, got {_shown(value)}"
+    if _is(value, "number") and abs(value) > LARGEST:
+        return f"{path}: expected a number of at most 2**53, got {_shown(value)}"
     if "minimum" in schema and _is(value, "number") and value < schema["minimum"]:
         return f"{path}: expected a value >= {schema['minimum']}, got {_shown(value)}"
     if isinstance(value, dict):
@@ -276,5 +283,7 @@ def _is(value: Any, kind: str) -> bool:
 def _shown(value: Any) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return f"a number out of JSON's range (read as {value})"
-    text = "null" if value is None else repr(value)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST:
+        return f"a number of {len(str(abs(value)))} digits"
+    text = "null" if value is None else repr(value)  # repr: control characters written out
     return text if len(text) <= 60 else text[:59] + "…"

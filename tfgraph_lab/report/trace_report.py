@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.counts import Selection, Totals, totals
 from ..model.records import CallRun, Event, FunctionSummary
+from .schema import first_problem
 
 if TYPE_CHECKING:
     from .fix_trial import FixTrial
@@ -245,12 +246,18 @@ class TraceReport:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TraceReport:
-        """Rebuild a report from :meth:`to_dict` output (e.g. a ``--json`` file)."""
-        if data.get("version") != JSON_VERSION:
+        """Rebuild a report from :meth:`to_dict` output (e.g. a ``--json`` file). Checked
+        against JSON version 1's schema first: a ValueError names the first bad field
+        (``$.compare_eager.graph_seconds: expected a number >= 0, got 'x'``), never a failure
+        later, when the report is shown."""
+        if isinstance(data, dict) and data.get("version") != JSON_VERSION:
             raise ValueError(
                 f"unsupported tfgraph_lab JSON version {data.get('version')!r}; "
                 f"this version reads version {JSON_VERSION}"
             )
+        problem = first_problem(data)
+        if problem is not None:
+            raise ValueError(f"not the shape of a report (JSON version 1): {problem}")
         return cls(
             functions=tuple(FunctionSummary.from_dict(f) for f in data.get("functions", [])),
             events=tuple(Event.from_dict(e) for e in data.get("events", [])),

@@ -84,7 +84,9 @@ def write_text(text: str, path: str | os.PathLike[str], flag: str, what: str, ex
     if os.path.isdir(target):
         raise TfgraphLabError(f"{flag} {target!r} is a directory; give a file path such as {example}")
     try:
-        with open(target, "w", encoding="utf-8") as fh:
+        # a lone surrogate in a name (JSON's "\\ud800" reads as one) has no UTF-8: written as that
+        # same escape, which in a JSON string means the same character (was UnicodeEncodeError)
+        with open(target, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)
     except OSError as exc:
         raise TfgraphLabError(

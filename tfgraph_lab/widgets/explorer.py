@@ -82,7 +82,7 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
         except Exception as exc:
             self.detail.value = (
                 "<div class='tfgl-reason-box tfgl-retrace'>The explorer could not show this: "
-                f"{escape(type(exc).__name__)}: {escape(str(exc))}</div>"
+                f"{escape(type(exc).__name__)}: {escape(visible(str(exc)))}</div>"
             )
 
     def _functions(self) -> list[FunctionSummary]:

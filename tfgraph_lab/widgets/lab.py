@@ -333,7 +333,7 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         import traceback
 
         text = "".join(traceback.format_exception(*sys.exc_info()))
-        self.status.value = f"<div class='tfgl-reason-box tfgl-error'><pre>{escape(text)}</pre></div>"
+        self.status.value = f"<div class='tfgl-reason-box tfgl-error'><pre>{escape(visible(text))}</pre></div>"
 
     # --------------------------------------------------------------------- drawing
     def refresh(self, verdict: Any = None, what: str = "refresh") -> None:
@@ -352,9 +352,10 @@ class RetraceLab(W.VBox):  # type: ignore[misc]
         self.xla_count.layout.display = "" if session.built.jit_compile else "none"
         last = state.points[-1].seconds if state.points else None
         self.last_time.value = stat_html("last call", fmt_seconds(last) if last is not None else "–")
-        self.status.value = status_html(state, verdict, session.built.jit_compile)
-        self.reason.value = reason_html(state)
-        self.cache_table.value = cache_html(state)
+        # what TensorFlow raised and the graphs' signatures hold the user's text: written visible
+        self.status.value = visible(status_html(state, verdict, session.built.jit_compile))
+        self.reason.value = visible(reason_html(state))
+        self.cache_table.value = visible(cache_html(state))
         self.timing.value = chart_html(
             [TimelinePoint(p.number, p.number, p.seconds, p.traced, "", p.failed) for p in state.points],
             f"time of the last {plural(len(state.points), 'call')}",

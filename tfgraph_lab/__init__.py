@@ -2,6 +2,7 @@
 
 ``watch()`` records every tf.function call and trace in a block and hands back a
 :class:`TraceReport`; ``%load_ext tfgraph_lab`` adds the ``%%tracewatch`` cell magic;
+``assert_max_traces(fn, n)`` asserts a trace count (a context manager and a decorator);
 ``tfgraph-lab`` is the command line; ``try_fix(report, rerun=...)`` runs code again with the
 report's best fix applied and ``explore(report)`` opens a report in a widget. Importing this package imports neither TensorFlow nor
 IPython nor ipywidgets: they load when first needed.
@@ -15,10 +16,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "TfgraphLabError",
+    "TraceAssertionError",
     "TraceBudgetExceeded",
     "TraceRecorder",
     "TraceReport",
     "__version__",
+    "assert_max_traces",
     "explore",
     "load_ipython_extension",
     "monitor",
@@ -29,9 +32,10 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .faces.monitor import monitor
-    from .model.errors import TfgraphLabError, TraceBudgetExceeded
+    from .model.errors import TfgraphLabError, TraceAssertionError, TraceBudgetExceeded
     from .report.trace_report import TraceReport
     from .trial.tryfix import try_fix
+    from .watching.assertion import assert_max_traces
     from .watching.recorder import TraceRecorder, watch
     from .widgets.explorer import explore
 
@@ -41,6 +45,8 @@ if TYPE_CHECKING:
 _LAZY = {
     "TraceBudgetExceeded": ("model.errors", "TraceBudgetExceeded"),
     "TfgraphLabError": ("model.errors", "TfgraphLabError"),
+    "TraceAssertionError": ("model.errors", "TraceAssertionError"),
+    "assert_max_traces": ("watching.assertion", "assert_max_traces"),
     "TraceRecorder": ("watching.recorder", "TraceRecorder"),
     "TraceReport": ("report.trace_report", "TraceReport"),
     "monitor": ("faces.monitor", "monitor"),

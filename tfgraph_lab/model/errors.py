@@ -6,6 +6,7 @@ from __future__ import annotations
 __all__ = [
     "TensorFlowMissingError",
     "TfgraphLabError",
+    "TraceAssertionError",
     "TraceBudgetExceeded",
     "UnknownBudgetName",
     "UsageProblem",
@@ -95,3 +96,27 @@ class TraceBudgetExceeded(TfgraphLabError):
     def _render_traceback_(self) -> list[str]:
         """IPython shows just the message: the budget is the user's check, not a crash."""
         return [f"TraceBudgetExceeded: {self}"]
+
+
+class TraceAssertionError(TraceBudgetExceeded, AssertionError):
+    """``tfgraph_lab.assert_max_traces`` (or a pytest ``max_traces`` marker) saw a function trace
+    more often than allowed. An ``AssertionError``, so test runners report it as a failed check;
+    also a :class:`TraceBudgetExceeded` (``overruns``, ``xla_overruns``, ``report``).
+
+    The message names each function, its count (TensorFlow's own), every retrace with the
+    argument responsible (before → after, the values it took in turn) and the fix.
+    """
+
+    def __init__(
+        self,
+        overruns: list[tuple[str, int, int]],
+        report: object = None,
+        xla_overruns: list[tuple[str, int, int]] | None = None,
+        details: str = "",
+    ) -> None:
+        super().__init__(overruns, report, xla_overruns)
+        self.details = details
+        Exception.__init__(self, details or budget_message(overruns, xla_overruns, report))
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"TraceAssertionError: {self}"]

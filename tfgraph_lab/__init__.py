@@ -20,6 +20,7 @@ __all__ = [
     "TraceBudgetExceeded",
     "TraceRecorder",
     "TraceReport",
+    "ViewOptions",
     "__version__",
     "assert_max_traces",
     "explore",
@@ -33,6 +34,7 @@ __all__ = [
 if TYPE_CHECKING:
     from .faces.monitor import monitor
     from .model.errors import TfgraphLabError, TraceAssertionError, TraceBudgetExceeded
+    from .model.view import ViewOptions
     from .report.trace_report import TraceReport
     from .trial.tryfix import try_fix
     from .watching.assertion import assert_max_traces
@@ -49,6 +51,7 @@ _LAZY = {
     "assert_max_traces": ("watching.assertion", "assert_max_traces"),
     "TraceRecorder": ("watching.recorder", "TraceRecorder"),
     "TraceReport": ("report.trace_report", "TraceReport"),
+    "ViewOptions": ("model.view", "ViewOptions"),
     "monitor": ("faces.monitor", "monitor"),
     "explore": ("widgets.explorer", "explore"),
     "try_fix": ("trial.tryfix", "try_fix"),

@@ -30,6 +30,7 @@ import pytest
 
 from tfgraph_lab.model import records
 from tfgraph_lab.model.records import CallRun, Event, FixPlan, FunctionSummary, GraphSummary, Reason
+from tfgraph_lab.model.view import ViewOptions
 from tfgraph_lab.report import TraceReport
 from tfgraph_lab.report.merge import MergedReport, ProcessCounts, merge_reports
 from tfgraph_lab.report.schema import SCHEMA, first_problem
@@ -114,7 +115,8 @@ def _build(cls: type, full: bool, **overrides: Any) -> Any:
 
 
 def _report(full: bool) -> TraceReport:
-    extra: dict[str, Any] = {"processes": ()}  # a merged report writes them (below)
+    # a merged report writes processes (below); the view is how it shows itself, never written
+    extra: dict[str, Any] = {"processes": (), "view": ViewOptions.everything() if full else ViewOptions()}
     if full:
         extra |= {"compare_eager": _compare_eager()[0], "labels": {"cell.py": "In [3]"}}
     else:

@@ -58,9 +58,10 @@ def test_run_keeps_what_the_code_raised_and_stops_the_view_before_the_recording(
     life = Lifecycle(FakeRecorder(log), live=lambda recorder: FakeView(log))
     ran = life.run(code)
     assert isinstance(ran.error, KeyboardInterrupt) and ran.value is None and ran.seconds >= 0
-    done = life.finish(replace_view=True, show_framework=True)
+    done = life.finish(replace_view=True, compare_eager={"graph_seconds": 1.0})
     assert log == ["start", "code", "view closed", "stop", "view shows the report"]
-    assert done.report.show_framework and not done.problems and not done.over_budget
+    assert done.report.compare_eager == {"graph_seconds": 1.0}
+    assert not done.problems and not done.over_budget
 
 
 def test_finish_writes_every_output_and_reports_the_ones_it_could_not(tmp_path: Path) -> None:

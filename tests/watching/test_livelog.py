@@ -212,7 +212,7 @@ def test_tensorflows_own_retraces_fold_into_one_line_per_watch(tmp_path: Path) -
     user = [line for line in lines if line.startswith("tfgraph_lab: tf.function step retraced")]
     (folded,) = [line for line in lines if "inside TensorFlow/Keras folded" in line]
     assert len(lines) == len(user) + 1 and len(user) >= 3  # batch sizes 4, 3, 2, 1 per replica
-    assert "_init_func" in folded and "show_framework=True" in folded and len(folded) <= 200
+    assert "_init_func" in folded and "--all logs each" in folded and len(folded) <= 200
     every = [line for line in run_cli("run", "--all", str(script), cwd=tmp_path).stderr.splitlines()]
     logged = [line for line in every if line.startswith("tfgraph_lab: tf.function ")]
     total = int(folded.split("tfgraph_lab: ", 1)[1].split(" ", 1)[0])

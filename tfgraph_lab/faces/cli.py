@@ -27,11 +27,9 @@ from ..hubcheck.command import add_workshop_parser
 from ..hubcheck.workshop import BINDER_BASE, MOVING_REFS, format_links, list_lessons, workshop_links
 from ..model.errors import TensorFlowMissingError, TfgraphLabError, UsageProblem, budget_message
 from ..model.places import script_traceback
-from ..watching.budget import TraceBudget
+from .args import DEMO, EXIT_BUDGET, REPORT, RUN, add_flags, view_options, watch_options
 
 __all__ = ["EXIT_BUDGET", "add_workshop_links_parser", "build_parser", "main"]
-
-EXIT_BUDGET = 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,31 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Each retrace is logged to stderr the moment it happens; the script's stdout and exit "
         "status pass through; the text report is printed to stderr at the end.",
     )
-    run.add_argument("--json", metavar="PATH", help="also write the report as JSON (version 1)")
-    run.add_argument(
-        "--trace",
-        metavar="PATH",
-        help="also write a timeline (Chrome Trace Event Format; open it in Perfetto or chrome://tracing)",
-    )
-    run.add_argument("--tensorboard", metavar="DIR", help="also write TensorBoard scalars to DIR")
-    run.add_argument(
-        "--max-traces",
-        action="append",
-        metavar="N|FN=N",
-        help="trace budget: N per user function, FN=N for one function (repeatable); "
-        f"exit status {EXIT_BUDGET} when broken",
-    )
-    run.add_argument(
-        "--max-xla-compiles",
-        action="append",
-        metavar="N|FN=N",
-        help="XLA compile budget (jit_compile=True): N per function (Keras's XLA step included), "
-        f"FN=N for one function (repeatable); exit status {EXIT_BUDGET} when broken",
-    )
-    run.add_argument("--all", action="store_true", help="also list TensorFlow/Keras functions")
-    run.add_argument(
-        "-q", "--quiet", action="store_true", help="print neither the live retrace lines nor the report"
-    )
+    add_flags(run, RUN)
     run.add_argument(
         "-m",
         dest="module",
@@ -86,8 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
 
     demo = sub.add_parser("demo", help="show the retracing trap and its cure on a tiny model")
-    demo.add_argument("--json", metavar="PATH", help="write the trap's report as JSON")
-    demo.add_argument("--all", action="store_true", help="list every graph of the cache")
+    add_flags(demo, DEMO)
 
     show = sub.add_parser(
         "report",
@@ -96,10 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         "function's counts summed over the processes, with a per-process breakdown.",
     )
     show.add_argument("paths", nargs="+", metavar="PATH", help="JSON files written by --json")
-    show.add_argument("--all", action="store_true", help="also list TensorFlow/Keras functions")
-    show.add_argument("--json", metavar="OUT", help="write the (merged) report as JSON")
-    show.add_argument("--html", metavar="OUT", help="write the (merged) report as one standalone HTML page")
-    show.add_argument("--trace", metavar="OUT", help="write the timeline (Chrome Trace Event Format)")
+    add_flags(show, REPORT)
 
     add_workshop_links_parser(sub)
     add_workshop_parser(sub)
@@ -128,10 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
-        budget = TraceBudget.parse(args.max_traces)
-        xla_budget = TraceBudget.parse(args.max_xla_compiles, measure="xla_compiles")
+        options = watch_options(args)
     except UsageProblem as exc:
         parser.error(str(exc))
+    view = view_options(args)
     module: str | None = None
     if args.module is not None:
         if not args.module:
@@ -149,7 +119,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from ..watching.outputs import check_outputs, report_stream
 
     try:  # before the script runs, and absolute: the script may os.chdir
-        outputs = check_outputs(vars(args))
+        outputs = check_outputs(options.outputs)
     except TfgraphLabError as exc:
         print(f"tfgraph-lab: {exc}. The script was not run.", file=sys.stderr)
         return 2
@@ -161,7 +131,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from ..watching.livelog import stream_to_stderr
     from ..watching.recorder import TraceRecorder
 
-    life = Lifecycle(TraceRecorder(budget, xla_budget), outputs)
+    life = Lifecycle(TraceRecorder(options.max_traces, options.max_xla_compiles, view), outputs)
     parent = os.getpid()
     old_argv = sys.argv
     if module is not None:
@@ -177,7 +147,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(f"tfgraph-lab: no module named {module!r} (as python -m would find it)", file=sys.stderr)
         return 1
     try:
-        with stream_to_stderr(quiet=args.quiet, show_framework=args.all):
+        with stream_to_stderr(quiet=view.quiet):
             if module is not None:
                 ran = life.run(lambda: _as_main(runpy.run_module, module, alter_sys=True))
             else:
@@ -194,9 +164,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return status  # a forked child that returned: only the parent reports
     with contextlib.suppress(ValueError, OSError):  # the script may have closed sys.stdout
         sys.stdout.flush()
-    done = life.finish(show_framework=args.all)
+    done = life.finish()
     err = report_stream()
-    if not args.quiet:
+    if not view.quiet:
         print(done.report, file=err)
     for problem in done.problems:
         print(f"tfgraph-lab: {problem}", file=err)
@@ -301,11 +271,12 @@ def _report(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         merged = merge_reports(list(zip(process_names(args.paths), reports)))
         report = merged.report
         title = f"tfgraph_lab report: {len(reports)} processes merged"
-    report = report.with_options(show_framework=args.all)
+    view = view_options(args)
+    report = report.with_view(view)
     print(report)
     if merged is not None:
         print()
-        print(render_breakdown_text(merged, show_framework=args.all))
+        print(render_breakdown_text(merged, view))
     try:
         if args.json:
             data = merged.to_dict() if merged is not None else report.to_dict()
@@ -317,7 +288,7 @@ def _report(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 "merged.json",
             )
         if args.html:
-            write_html(render_page(report, title, merged), args.html)
+            write_html(render_page(report, view, title, merged), args.html)
         if args.trace:
             write_chrome_trace(report, args.trace)
     except TfgraphLabError as exc:

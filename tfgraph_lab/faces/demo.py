@@ -13,6 +13,7 @@ import sys
 import time
 from typing import Any, TextIO
 
+from ..model.view import ViewOptions
 from ..render.format import fmt_seconds, plural
 from ..watching.recorder import watch
 
@@ -119,12 +120,12 @@ def run_demo(out: TextIO = sys.stdout, show_all: bool = False) -> tuple[Any, Any
     print(rule, file=out)
     print("THE TRAP: Python float lr, Python bool flag, smaller last batch", file=out)
     print(rule, file=out)
-    print(slow.with_options(show_framework=True) if show_all else slow, file=out)
+    print(slow.with_view(ViewOptions.everything()) if show_all else slow, file=out)
     print("", file=out)
     print(rule, file=out)
     print("THE CURE: tensors for lr and the flag, input_signature with None batch dims", file=out)
     print(rule, file=out)
-    print(fast.with_options(show_framework=True) if show_all else fast, file=out)
+    print(fast.with_view(ViewOptions.everything()) if show_all else fast, file=out)
     print("", file=out)
     print(rule, file=out)
     print(

@@ -25,8 +25,10 @@ from IPython.display import display
 
 from ..explain.failures import error_text
 from ..model.errors import TensorFlowMissingError, TfgraphLabError, UsageProblem
-from ..watching.budget import TraceBudget
+from ..model.view import ViewOptions
+from ..watching.options import WatchOptions
 from ..watching.outputs import check_outputs
+from .args import magic_flags, view_options, watch_options
 
 __all__ = ["TraceWatchMagics", "load", "unload"]
 
@@ -43,64 +45,12 @@ class _Cell(NamedTuple):
 _COMPARE_BUDGET = 2.0
 
 
-def _switch(*flags: str, help: str) -> Any:
-    """An on/off option of the magic (``store_true``)."""
-    return argument(*flags, action="store_true", help=help)
-
-
-def _budget_argument(flag: str, help: str) -> Any:
-    """A budget option (``N`` for every function or ``FN=N`` for one, repeatable), parsed by
-    :class:`~tfgraph_lab.watching.budget.TraceBudget`."""
-    return argument(flag, action="append", metavar="N|FN=N", help=help)
-
-
 @magics_class
 class TraceWatchMagics(Magics):
     """The ``tracewatch`` magics."""
 
     @magic_arguments()
-    @_switch("-q", "--quiet", help="Do not display the report.")
-    @_switch("-o", "--output", help="Return the TraceReport (as the cell's value).")
-    @argument("-v", "--variable", metavar="NAME", help="Store the TraceReport in the variable NAME.")
-    @_budget_argument(
-        "--max-traces",
-        "Trace budget: N for every user function, FN=N for one function (repeatable). "
-        "The cell fails with TraceBudgetExceeded after the report is shown.",
-    )
-    @_budget_argument(
-        "--max-xla-compiles",
-        "XLA compile budget (jit_compile=True): N for every function (Keras's XLA step "
-        "included), FN=N for one function (repeatable). The cell fails like --max-traces.",
-    )
-    @argument("--json", metavar="PATH", help="Also write the report as JSON (version 1) to PATH.")
-    @argument(
-        "--trace",
-        metavar="PATH",
-        help="Also write the calls as a timeline (Chrome Trace Event Format) to PATH: open it in "
-        "Perfetto (ui.perfetto.dev) or chrome://tracing.",
-    )
-    @argument(
-        "--tensorboard",
-        metavar="DIR",
-        help="Also write TensorBoard scalars to DIR (as watch(tensorboard_dir=)).",
-    )
-    @_switch("--all", help="Show TensorFlow/Keras internal functions too.")
-    @_switch(
-        "--compare-eager",
-        help="Run the cell a second time with tf.config.run_functions_eagerly(True) and show "
-        "graph vs eager time side by side. The cell runs TWICE: avoid on cells with side effects.",
-    )
-    @_switch("--live", help="Show live counters while the cell runs (updated in place; no widgets needed).")
-    @argument(
-        "--try-fix",
-        nargs="?",
-        const="",
-        metavar="FN",
-        help="When FN (default: the first function) retraced, run the cell again with the report's "
-        "fix that saves most graphs (a decorator change, or a call-site change through a thin "
-        "wrapper); show traces, times and outputs before -> after. The cell runs up to 3 times; "
-        "names, list/dict/set contents, tf.Variables and RNG states are restored afterwards.",
-    )
+    @magic_flags(argument)
     @argument("mode", nargs="?", help="Line magic only: on, off or status (always-on monitoring).")
     @no_var_expand
     @line_cell_magic
@@ -141,12 +91,11 @@ class TraceWatchMagics(Magics):
                 "use %tracewatch on|off|status as a line magic"
             )
         try:
-            budget = TraceBudget.parse(args.max_traces)
-            args.xla_budget = TraceBudget.parse(args.max_xla_compiles, measure="xla_compiles")
+            options = watch_options(args)
         except UsageProblem as exc:
             raise UsageError(str(exc)) from None
         try:  # now, before the cell's side effects, and absolute (the cell may chdir)
-            args.outputs = check_outputs(vars(args), _unquote)
+            outputs = check_outputs(options.outputs, _unquote)
         except TfgraphLabError as exc:
             raise UsageError(f"{exc}. The cell was not run.") from None
         if args.variable is not None and (
@@ -157,28 +106,29 @@ class TraceWatchMagics(Magics):
             compiled = self._compile(cell)
         except SyntaxError as exc:
             return self._syntax_error(cell, exc)
-        return self._run_watched(compiled, args, budget)
+        return self._run_watched(compiled, args, options, outputs, view_options(args))
 
     # ------------------------------------------------------------------ the cell
-    def _run_watched(self, compiled: _Cell, args: Any, budget: TraceBudget | None) -> Any:
+    def _run_watched(
+        self, compiled: _Cell, args: Any, options: WatchOptions, outputs: dict[str, str], view: ViewOptions
+    ) -> Any:
         __tracebackhide__ = True
         from ..trial.tryfix import CellTrial
         from ..watching.lifecycle import Lifecycle
         from ..watching.recorder import TraceRecorder
 
         run_cell = partial(self._exec, compiled)  # no frame of ours in the cell's traceback
-        trial = CellTrial.for_flag(args.try_fix, run_cell, self.shell.user_ns)  # type: ignore[union-attr]
+        trial = CellTrial.for_flag(options.try_fix, run_cell, self.shell.user_ns)  # type: ignore[union-attr]
         try:
-            life = Lifecycle(
-                TraceRecorder(budget, args.xla_budget), args.outputs, _live if args.live else None
-            )
+            recorder = TraceRecorder(options.max_traces, options.max_xla_compiles, view)
+            life = Lifecycle(recorder, outputs, _live if options.live else None)
             ran = life.run(run_cell if trial is None else trial.first_run)
         except TfgraphLabError as exc:  # the recording could not start: nothing ran
             raise UsageError(str(exc)) from None
-        options: dict[str, Any] = {"show_framework": True} if args.all else {}
-        if args.compare_eager and ran.error is None:
-            options["compare_eager"] = self._compare_runs(compiled, ran.seconds)
-        done = life.finish(**options)
+        timings = None
+        if options.compare_eager and ran.error is None:
+            timings = self._compare_runs(compiled, ran.seconds)
+        done = life.finish(compare_eager=timings)
         over = ran.error is None and done.over_budget
         # The cell's value is the magic's result (Out[n], _ and ExecutionResult.result, as %%time
         # gives it) unless -o makes the report the result, or the cell fails: then it is shown.
@@ -187,7 +137,7 @@ class TraceWatchMagics(Magics):
         # With -o the report is the cell's value and IPython shows it as Out[n]: displaying it
         # here too would show it twice. It is displayed here only when it will not be returned.
         returned = args.output and ran.error is None and not over
-        if not args.quiet and not returned:
+        if not view.quiet and not returned:
             display(done.report)
         if trial is not None and ran.error is None:
             from .monitor import shell_monitor

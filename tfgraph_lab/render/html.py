@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..explain.fixes import code_name
 from ..model.records import Event, FunctionSummary, GraphSummary
+from ..model.view import ViewOptions
 from ..model.vocab import ReasonCode, Via
 from .blocks import stat_html, stats_html
 from .chart import chart_html
@@ -44,30 +45,32 @@ if TYPE_CHECKING:
 __all__ = ["render_html"]
 
 
-def render_html(report: TraceReport) -> str:
-    """The report as HTML; invisible characters in names shown (``visible``)."""
-    return visible(_render_html(report))
+def render_html(report: TraceReport, view: ViewOptions) -> str:
+    """The report as HTML, as ``view`` shows it (the framework's functions folded into a
+    ``<details>`` unless it lists them); invisible characters in names shown (``visible``)."""
+    return visible(_render_html(report, view))
 
 
-def _render_html(report: TraceReport) -> str:
+def _render_html(report: TraceReport, view: ViewOptions) -> str:
     parts = [f"<div class='tfgl tfgl-report'>{style_tag()}"]
-    parts.append(_headline(report))
+    parts.append(_headline(report, view))
     parts += [f"<div class='tfgl-notice'>{escape(n)}</div>" for n in notices(report)]
     if not report.functions:
         parts.append("<p>No tf.function was called while watching.</p></div>")
         return "".join(parts)
-    shown = {f.qualname for f in report.shown_functions}
+    listed = view.listed(report.functions)
+    shown = {f.qualname for f in listed}
     points = timeline(report.events, shown, runs=report.runs)
     if points:
         parts.append(chart_html(points, "time per call"))
-    parts.append(_function_table(report, report.shown_functions))
+    parts.append(_function_table(report, listed))
     traced_events: dict[tuple[str, str], list[Event]] = {}
     for e in report.events:
         if e.traced or e.failed_trace or e.xla_compiled:
             traced_events.setdefault((e.qualname, e.filename), []).append(e)
-    for fn in report.shown_functions:
-        parts.append(_function_block(report, fn, traced_events.get((fn.qualname, fn.filename), [])))
-    hidden = [f for f in report.functions if f.framework and f not in report.shown_functions]
+    for fn in listed:
+        parts.append(_function_block(report, fn, traced_events.get((fn.qualname, fn.filename), []), view))
+    hidden = [f for f in report.functions if f.framework and f not in listed]
     if hidden:
         parts.append(
             f"<details class='tfgl-framework'><summary>{escape(plural(len(hidden), 'TensorFlow/Keras function'))}"
@@ -75,7 +78,7 @@ def _render_html(report: TraceReport) -> str:
         )
         parts.append(_function_table(report, tuple(hidden)))
         for fn in hidden:
-            parts.append(_function_block(report, fn, traced_events.get((fn.qualname, fn.filename), [])))
+            parts.append(_function_block(report, fn, traced_events.get((fn.qualname, fn.filename), []), view))
         parts.append("</details>")
     if report.warnings:
         items = "".join(f"<li><code>{escape(w)}</code></li>" for w in tf_warnings_said(report.warnings))
@@ -95,9 +98,10 @@ def _render_html(report: TraceReport) -> str:
     return "".join(parts)
 
 
-def _headline(report: TraceReport) -> str:
-    """Stat boxes that read as a sentence without styles: ``1 function · 3 calls · 2 traces``."""
-    t = report.shown_totals  # the functions the rendering lists (show_framework)
+def _headline(report: TraceReport, view: ViewOptions) -> str:
+    """Stat boxes that read as a sentence without styles: ``1 function · 3 calls · 2 traces``
+    (the totals of the functions ``view`` lists)."""
+    t = report.totals(view.selection)
     retraces, functions = t.retraces, t.functions
     stats = [
         ("functions", f"{functions:,}", _noun(functions, "function"), ""),
@@ -106,7 +110,7 @@ def _headline(report: TraceReport) -> str:
         ("retraces", f"{retraces:,}", _noun(retraces, "retrace"), " tfgl-bad" if retraces else ""),
         # graphs TF built around a function (not its traces; see TraceReport.wrapper_graphs)
         *(("wrappers", f"{n:,}", _noun(n, f"{kind} graph"), "") for kind, n in t.wrapper_graphs.items()),
-        ("tracing", tracing_total(report), "tracing", ""),
+        ("tracing", tracing_total(report, view), "tracing", ""),
     ]
     boxes = stats_html(
         *(
@@ -116,7 +120,7 @@ def _headline(report: TraceReport) -> str:
     )
     summary = ""
     mean = t.mean_cached_seconds
-    untimed = report.untimed_traces()
+    untimed = report.untimed_traces(selection=view.selection)
     if (t.traces > untimed or t.wrapper_graphs) and mean:
         summary = (
             f"<div class='tfgl-summary'>tracing took {escape(fmt_seconds(t.trace_seconds))} "
@@ -124,16 +128,16 @@ def _headline(report: TraceReport) -> str:
         )
     if untimed:
         summary += f"<div class='tfgl-summary tfgl-untimed'>{escape(untimed_text(untimed))}</div>"
-    xla = xla_headline(report)
+    xla = xla_headline(report, view)
     if xla:
         summary += f"<div class='tfgl-summary tfgl-xla-headline'>{escape(xla)}</div>"
     return f"<div class='tfgl-headline'>{boxes}</div>{summary}"
 
 
-def tracing_total(report: TraceReport) -> str:
+def tracing_total(report: TraceReport, view: ViewOptions) -> str:
     """The headline's tracing time; ``not timed`` when every trace began before the watch."""
-    t = report.shown_totals
-    untimed = report.untimed_traces()
+    t = report.totals(view.selection)
+    untimed = report.untimed_traces(selection=view.selection)
     if untimed and untimed >= t.traces and not t.wrapper_graphs:
         return "not timed"
     return ("≥ " if untimed else "") + fmt_seconds(t.trace_seconds)
@@ -185,7 +189,7 @@ def _cache_table(graphs: list[tuple[int, GraphSummary]]) -> str:
     )
 
 
-def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event]) -> str:
+def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event], view: ViewOptions) -> str:
     has = " tfgl-has-retraces" if fn.retraces else ""
     where = place(fn.filename, fn.firstlineno, report.labels)
     out = [
@@ -197,8 +201,8 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
             f"<div class='tfgl-notice'>ran eagerly {plural(fn.eager_calls, 'time')}: no graph, no tracing</div>"
         )
     if fn.graphs:
-        shown_graphs, folded = graphs_shown(report, fn)
-        head, middle, tail = long_cache_split(report, shown_graphs)
+        shown_graphs, folded = graphs_shown(fn, view)
+        head, middle, tail = long_cache_split(shown_graphs, view)
         out.append(_cache_table(head))
         if middle:
             out.append(

@@ -10,6 +10,7 @@ import os
 from html import escape
 from typing import TYPE_CHECKING
 
+from ..model.view import ViewOptions
 from .format import fmt_seconds, visible
 from .html import render_html
 from .style import ROOT, style_tag
@@ -21,10 +22,10 @@ if TYPE_CHECKING:
 __all__ = ["render_breakdown_html", "render_breakdown_text", "render_page"]
 
 
-def _rows(merged: MergedReport, show_framework: bool) -> list[tuple[str, str, list[str]]]:
-    """``(qualname, filename, cells)`` per shown function; one cell per process."""
+def _rows(merged: MergedReport, view: ViewOptions) -> list[tuple[str, str, list[str]]]:
+    """``(qualname, filename, cells)`` per function ``view`` lists; one cell per process."""
     rows = []
-    shown = [f for f in merged.report.functions if show_framework or not f.framework]
+    shown = view.listed(merged.report.functions)
     names = [f.qualname for f in shown]
     for fn in shown:
         # two functions of one name in different files (scripts of two jobs): say which file
@@ -42,9 +43,9 @@ def _rows(merged: MergedReport, show_framework: bool) -> list[tuple[str, str, li
     return rows
 
 
-def render_breakdown_text(merged: MergedReport, show_framework: bool = False) -> str:
+def render_breakdown_text(merged: MergedReport, view: ViewOptions) -> str:
     """The per-process table: calls · traces · retraces of each function in each process."""
-    rows = _rows(merged, show_framework)
+    rows = _rows(merged, view)
     lines = [f"per process ({len(merged.processes)} merged; calls · traces · retraces):"]
     if not rows:
         return lines[0] + " no user tf.function"
@@ -59,10 +60,10 @@ def render_breakdown_text(merged: MergedReport, show_framework: bool = False) ->
     return visible("\n".join(lines))
 
 
-def render_breakdown_html(merged: MergedReport, show_framework: bool = False) -> str:
+def render_breakdown_html(merged: MergedReport, view: ViewOptions) -> str:
     head = "".join(f"<th class='tfgl-num'>{escape(n)}</th>" for n in merged.processes)
     body = []
-    for qualname, filename, cells in _rows(merged, show_framework):
+    for qualname, filename, cells in _rows(merged, view):
         tds = "".join(f"<td class='tfgl-num'>{escape(c)}</td>" for c in cells)
         body.append(f"<tr><td><code title='{escape(filename)}'>{escape(qualname)}</code></td>{tds}</tr>")
     seconds = ", ".join(
@@ -77,13 +78,13 @@ def render_breakdown_html(merged: MergedReport, show_framework: bool = False) ->
     )
 
 
-def render_page(report: TraceReport, title: str, merged: MergedReport | None = None) -> str:
-    """One standalone HTML page: needs no network and no JavaScript."""
-    breakdown = "" if merged is None else render_breakdown_html(merged, report.show_framework)
+def render_page(report: TraceReport, view: ViewOptions, title: str, merged: MergedReport | None = None) -> str:
+    """One standalone HTML page, as ``view`` shows the report: needs no network and no JavaScript."""
+    breakdown = "" if merged is None else render_breakdown_html(merged, view)
     return visible(
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{escape(title)}</title></head>\n<body style='margin:16px'>\n"
         f"<h3 style='font-family:system-ui,sans-serif'>{escape(title)}</h3>\n"
-        f"{breakdown}\n{render_html(report)}\n</body></html>\n"
+        f"{breakdown}\n{render_html(report, view)}\n</body></html>\n"
     )

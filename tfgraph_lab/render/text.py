@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..explain.fixes import code_name
 from ..model.records import Event, FunctionSummary, GraphSummary
+from ..model.view import ViewOptions
 from ..model.vocab import ReasonCode, Via
 from .compare import report_verdict
 from .format import as_cached_calls, call_label, fmt_seconds, place, plural, runs_on, short_path, visible
@@ -39,9 +40,10 @@ LINE_CHARS = 200  # a line a person reads in seconds; longer text wraps under it
 _ADDRESS = re.compile(r"<(?:function|bound method) ([\w.<>]+) at 0x[0-9a-fA-F]+>")
 
 
-def headline(report: TraceReport) -> str:
-    """``2 functions · 43 calls · 5 traces, 3 of them retraces · tracing took 61 ms ≈ …``."""
-    t = report.shown_totals  # the functions the rendering lists (show_framework)
+def headline(report: TraceReport, view: ViewOptions) -> str:
+    """``2 functions · 43 calls · 5 traces, 3 of them retraces · tracing took 61 ms ≈ …``: the
+    totals of the functions ``view`` lists."""
+    t = report.totals(view.selection)
     parts = [plural(t.functions, "function"), plural(t.calls, "call")]
     traces = plural(t.traces, "trace")
     if t.traces:
@@ -50,7 +52,7 @@ def headline(report: TraceReport) -> str:
     # Graphs TF built around a function are not its traces (TF counts them on none of the
     # user's objects), but building them took time: named for what they are.
     parts += [plural(n, f"{kind} graph") for kind, n in t.wrapper_graphs.items()]
-    untimed = report.untimed_traces()
+    untimed = report.untimed_traces(selection=view.selection)
     if t.traces > untimed or t.wrapper_graphs:
         took = f"tracing took {fmt_seconds(t.trace_seconds)}"
         if t.mean_cached_seconds:
@@ -58,7 +60,7 @@ def headline(report: TraceReport) -> str:
         parts.append(took)
     if untimed:
         parts.append(untimed_text(untimed))
-    xla = xla_headline(report)
+    xla = xla_headline(report, view)
     if xla:
         parts.append(xla)
     return " · ".join(parts)
@@ -128,15 +130,17 @@ def _where(fn: FunctionSummary, labels: Mapping[str, str]) -> str:
     return place(fn.filename, fn.firstlineno, labels)
 
 
-def render_text(report: TraceReport) -> str:
-    """The report as terminal text; invisible characters in names shown (``visible``)."""
-    return visible(_render_text(report))
+def render_text(report: TraceReport, view: ViewOptions) -> str:
+    """The report as terminal text, as ``view`` shows it; invisible characters in names shown
+    (``visible``)."""
+    return visible(_render_text(report, view))
 
 
-def _render_text(report: TraceReport) -> str:
-    lines = ["tracewatch · " + headline(report)]
+def _render_text(report: TraceReport, view: ViewOptions) -> str:
+    lines = ["tracewatch · " + headline(report, view)]
     lines += ["! " + n for n in notices(report)]
-    shown = report.shown_functions
+    shown = view.listed(report.functions)
+    hidden = len(report.functions) - len(shown)
     if not report.functions:
         lines.append("no tf.function was called while watching.")
         return "\n".join(lines)
@@ -154,9 +158,9 @@ def _render_text(report: TraceReport) -> str:
             + ("  [framework]" if fn.framework else "")
             + (f"  {xla_row_note(fn)}" if fn.xla_compiles else "")
         )
-    if report.hidden_functions:
+    if hidden:
         lines.append(
-            f"({plural(report.hidden_functions, 'TensorFlow/Keras function')} hidden; "
+            f"({plural(hidden, 'TensorFlow/Keras function')} hidden; "
             "--all or show_framework=True lists them)"
         )
     by_fn: dict[tuple[str, str], list[Event]] = {}
@@ -173,8 +177,8 @@ def _render_text(report: TraceReport) -> str:
             lines.append(f"  ran eagerly {plural(fn.eager_calls, 'time')}: no graph, no tracing")
         if fn.graphs:
             lines.append("  graph cache:")
-            shown_graphs, folded = graphs_shown(report, fn)
-            head, middle, tail = long_cache_split(report, shown_graphs)
+            shown_graphs, folded = graphs_shown(fn, view)
+            head, middle, tail = long_cache_split(shown_graphs, view)
             lines += [_graph_line(i, g) for i, g in head]
             if middle:
                 lines.append(f"    … {plural(len(middle), 'more graph')} (--all lists them)")
@@ -216,25 +220,25 @@ def _render_text(report: TraceReport) -> str:
 
 
 def graphs_shown(
-    report: TraceReport, fn: FunctionSummary
+    fn: FunctionSummary, view: ViewOptions
 ) -> tuple[list[tuple[int, GraphSummary]], list[tuple[int, GraphSummary]]]:
     """The graph cache rows to show and those to fold, numbered as TensorFlow's cache holds them:
     a graph traced before the watch that no call of it used says nothing about this cell (by
-    the 8th cell of a notebook, most rows), so it folds unless ``show_framework`` (``--all``)."""
+    the 8th cell of a notebook, most rows), so it folds unless ``view.earlier_graphs`` (``--all``)."""
     rows = list(enumerate(fn.graphs))
-    if report.show_framework:
+    if view.earlier_graphs:
         return rows, []
     shown = [(i, g) for i, g in rows if g.traced_in_watch or g.hits]
     return shown, [(i, g) for i, g in rows if not (g.traced_in_watch or g.hits)]
 
 
 def long_cache_split(
-    report: TraceReport, rows: list[tuple[int, GraphSummary]]
+    rows: list[tuple[int, GraphSummary]], view: ViewOptions
 ) -> tuple[list[tuple[int, GraphSummary]], list[tuple[int, GraphSummary]], list[tuple[int, GraphSummary]]]:
     """``(head, middle, tail)``: a cache of more than ``MAX_GRAPHS_SHOWN`` rows shows its first 5
     and last 2 and folds the middle (the demo's trap holds 22 graphs, most differing only in a
-    Python float), unless ``show_framework`` (``--all``) asks for every row."""
-    if report.show_framework or len(rows) <= MAX_GRAPHS_SHOWN:
+    Python float), unless ``view.whole_caches`` (``--all``) asks for every row."""
+    if view.whole_caches or len(rows) <= MAX_GRAPHS_SHOWN:
         return rows, [], []
     return rows[:5], rows[5:-2], rows[-2:]
 

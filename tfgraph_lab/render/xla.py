@@ -13,6 +13,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from ..model.records import Event, FunctionSummary, Reason
+from ..model.view import ViewOptions
 from .format import as_cached_calls, call_label, fmt_seconds, plural
 from .reasons import argument_change, reason_lines, reasons_html
 
@@ -89,7 +90,7 @@ def xla_row_note(fn: FunctionSummary) -> str:
     return note
 
 
-def xla_headline(report: TraceReport) -> str | None:
+def xla_headline(report: TraceReport, view: ViewOptions) -> str | None:
     """``XLA compiled 4×, 3 without a retrace: +0.64 s ≈ 1,150 cached calls`` over every
     function (Keras's own XLA steps are framework functions, hidden by default, but their
     compilations count). A call that traced and compiled is in the tracing time already."""
@@ -103,7 +104,7 @@ def xla_headline(report: TraceReport) -> str | None:
         cost = sum(f.xla_cost_calls or 0.0 for f in report.functions)
         if cost:
             text += " " + as_cached_calls(cost)
-    hidden = [f for f in report.functions if f.xla_compiles and f not in report.shown_functions]
+    hidden = [f for f in report.functions if f.xla_compiles and f not in view.listed(report.functions)]
     if hidden:
         text += f" (of them {sum(f.xla_compiles for f in hidden)} in TensorFlow/Keras functions)"
     return text

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.counts import Selection, Totals, totals
 from ..model.records import CallRun, Event, FunctionSummary
+from ..model.view import ViewOptions
 from .schema import first_problem
 
 if TYPE_CHECKING:
@@ -30,7 +31,8 @@ class TraceReport:
     """Per-function summaries and per-call events of one watch.
 
     ``functions`` lists user functions first, then framework (TF/Keras) ones; ``events`` are in
-    call order. ``show_framework`` only changes what the renderings show.
+    call order. ``view`` (:class:`~tfgraph_lab.model.view.ViewOptions`) is how the report shows
+    itself (``str(report)``, in a notebook): it changes what the renderings list, never a number.
     """
 
     functions: tuple[FunctionSummary, ...] = ()
@@ -42,7 +44,6 @@ class TraceReport:
     degraded: tuple[str, ...] = ()
     budget: str | None = None
     budget_warnings: tuple[str, ...] = ()  # FN=N budgets that named no function seen (typos)
-    show_framework: bool = False
     # graph_seconds, eager_seconds; graph_runs, eager_runs (every timing, watched run first)
     compare_eager: dict[str, Any] | None = None
     runs: tuple[CallRun, ...] = ()
@@ -51,20 +52,38 @@ class TraceReport:
     labels: Mapping[str, str] = field(default_factory=dict)
     # a merged report's per-process breakdown, as its JSON holds it (see merge.MergedReport)
     processes: tuple[Mapping[str, Any], ...] = ()
+    view: ViewOptions = field(default_factory=ViewOptions, compare=False)
 
-    def with_options(self, **changes: Any) -> TraceReport:
-        """A copy with some fields changed (e.g. ``show_framework=True``)."""
+    def with_view(self, view: ViewOptions | None = None, **changes: Any) -> TraceReport:
+        """The same report shown another way: ``report.with_view(ViewOptions.everything())``,
+        or fields of the view changed (``report.with_view(framework=True)``). The data is the
+        same object's; only :attr:`view` differs."""
         from dataclasses import replace
 
-        return replace(self, **changes)
+        chosen = replace(view or self.view, **changes)
+        return self if chosen == self.view else replace(self, view=chosen)
+
+    def with_options(self, show_framework: bool = False) -> TraceReport:
+        """``report.with_options(show_framework=True)``: the report shown as ``--all`` shows it
+        (every function, every graph). Kept for code written before :meth:`with_view`."""
+        return self.with_view(ViewOptions.of_all(show_framework))
+
+    def with_timings(self, compare_eager: dict[str, Any]) -> TraceReport:
+        """The report with the graph-vs-eager timings of ``--compare-eager`` added."""
+        from dataclasses import replace
+
+        return replace(self, compare_eager=compare_eager)
+
+    @property
+    def show_framework(self) -> bool:
+        """Whether the report lists TensorFlow's and Keras's own functions (``view.framework``)."""
+        return self.view.framework
 
     # ----------------------------------------------------------------- summaries
     @property
     def shown_functions(self) -> tuple[FunctionSummary, ...]:
-        """The functions the renderings list (framework ones only with ``show_framework``)."""
-        if self.show_framework:
-            return self.functions
-        return tuple(f for f in self.functions if not f.framework)
+        """The functions :attr:`view` lists (framework ones only with ``view.framework``)."""
+        return self.view.listed(self.functions)
 
     @property
     def summarised_calls(self) -> int:
@@ -73,9 +92,9 @@ class TraceReport:
 
     @property
     def selection(self) -> Selection:
-        """The functions the renderings total: every one with ``show_framework``, else the
+        """The functions :attr:`view` totals: every one with ``view.framework``, else the
         user's. A rendering option: :attr:`traces` and the other numbers never change with it."""
-        return Selection.ALL if self.show_framework else Selection.USER
+        return self.view.selection
 
     def totals(self, selection: Selection | str = Selection.USER) -> Totals:
         """Calls, traces, retraces, tracing time, the mean cached call... of ``selection``
@@ -146,13 +165,15 @@ class TraceReport:
         """Events of the shown functions that retraced (a rendering's list: see :attr:`selection`)."""
         return tuple(e for e in self.events if e.retrace and self.selects(e, self.selection))
 
-    def untimed_traces(self, fn: FunctionSummary | None = None) -> int:
-        """Traces of the shown functions (or of ``fn``) whose call began before the watch, on
-        another thread: counted, but their cost was not measured (not in ``trace_seconds``)."""
+    def untimed_traces(self, fn: FunctionSummary | None = None, selection: Selection | str | None = None) -> int:
+        """Traces of ``fn`` (or of the functions of ``selection``, default :attr:`selection`)
+        whose call began before the watch, on another thread: counted, but their cost was not
+        measured (not in ``trace_seconds``)."""
         if fn is not None:
             key = (fn.qualname, fn.filename)
             return sum(e.traces for e in self.events if e.began_before_watch and (e.qualname, e.filename) == key)
-        return sum(e.traces for e in self.events if e.began_before_watch and self.selects(e, self.selection))
+        chosen = self.selection if selection is None else selection
+        return sum(e.traces for e in self.events if e.began_before_watch and self.selects(e, chosen))
 
     def function(self, qualname: str) -> FunctionSummary:
         """The summary of the function called ``qualname`` (or ending in ``.qualname``, or in
@@ -211,7 +232,7 @@ class TraceReport:
     def headline(self) -> str:
         from ..render.text import headline
 
-        return headline(self)
+        return headline(self, self.view)
 
     # ---------------------------------------------------------------------- JSON
     def to_dict(self) -> dict[str, Any]:
@@ -282,7 +303,7 @@ class TraceReport:
     def __str__(self) -> str:
         from ..render.text import render_text
 
-        return render_text(self)
+        return render_text(self, self.view)
 
     def __repr__(self) -> str:
         return f"<TraceReport: {self.headline()}>"
@@ -293,7 +314,7 @@ class TraceReport:
     def _repr_html_(self) -> str:
         from ..render.html import render_html
 
-        return render_html(self)
+        return render_html(self, self.view)
 
     def _repr_mimebundle_(self, include: Iterable[str] | None = None, exclude: Any = None) -> dict[str, str]:
         return {"text/plain": str(self), "text/html": self._repr_html_()}

@@ -2,8 +2,8 @@
 ``tfgraph-lab run``, ``watch()``).
 
 :class:`Lifecycle` starts the recording (and a live view when asked), runs the user's code,
-stops, then finishes: the report with the front end's options (``show_framework``,
-``compare_eager``), its budgets applied, every output asked for written through the one
+stops, then finishes: the report (shown as the recorder's view says, with the magic's
+``compare_eager`` timings when it has them), its budgets applied, every output asked for written through the one
 registry (:data:`tfgraph_lab.watching.outputs.OUTPUTS`). What is left to a front end is its own: parsing
 flags, and showing the :class:`Finished` outcome its way (the magic displays the report and
 raises, the CLI prints to stderr and returns an exit status, ``watch()`` raises and warns).
@@ -137,14 +137,14 @@ class Lifecycle:
         self.stop()
         return Ran(value, error, seconds)
 
-    def finish(self, replace_view: bool = False, **options: Any) -> Finished:
-        """Stop if still running, build the report (``options`` as ``report.with_options``),
-        write every output and apply the budgets. ``replace_view``: the report takes the live
-        view's place (``watch(live=True)``)."""
+    def finish(self, replace_view: bool = False, compare_eager: dict[str, Any] | None = None) -> Finished:
+        """Stop if still running, build the report (with ``compare_eager``'s timings, the
+        magic's ``--compare-eager``), write every output and apply the budgets.
+        ``replace_view``: the report takes the live view's place (``watch(live=True)``)."""
         self.stop()
         report = self.recorder.report
-        if options:
-            report = report.with_options(**options)
+        if compare_eager is not None:
+            report = report.with_timings(compare_eager)
         if replace_view and self.view is not None:
             self.view.close(report)
         problems = tuple(write_outputs(report, self.outputs))

@@ -17,8 +17,11 @@ Retraces of TensorFlow's and Keras's own functions (not named for the user, as a
 ``TraceCallback`` names Keras's steps) are folded, as the report's table folds their rows:
 counted instead of logged, then one summary line when the watch ends (:func:`log_folded`,
 called by the recorder). Under MirroredStrategy, 42 of 46 lines were about tf.data's
-``_PerDeviceGenerator._init_func``, with a fix nobody can apply. ``stream_to_stderr(...,
-show_framework=True)`` (``tfgraph-lab run --all``) logs them one by one.
+``_PerDeviceGenerator._init_func``, with a fix nobody can apply. While a watch whose view lists
+the framework's functions is active (``%%tracewatch --all``, ``tfgraph-lab run --all``,
+``watch(view=ViewOptions(framework=True))``), they are logged one by one: the watch says so
+(:meth:`LiveLog.list_framework`) and unsays it when it stops. :data:`LIVE_LOG` holds that
+state and the folded counts, as the hub holds the recording's.
 
 Imports neither TensorFlow nor IPython.
 """
@@ -42,14 +45,21 @@ from ..render.format import fmt_seconds, short_path
 if TYPE_CHECKING:
     from ..recording.calllog import CallRecord
 
-__all__ = ["LINE_CHARS", "LOGGER", "format_retrace", "log_folded", "log_retrace_record", "stream_to_stderr"]
+__all__ = [
+    "LINE_CHARS",
+    "LIVE_LOG",
+    "LOGGER",
+    "LiveLog",
+    "format_retrace",
+    "log_folded",
+    "log_retrace_record",
+    "stream_to_stderr",
+]
 
 LOGGER = logging.getLogger("tfgraph_lab")
 PREFIX = "tfgraph_lab: "  # what stream_to_stderr's formatter puts before each line
 LINE_CHARS = 200 - len(PREFIX)  # a line a person reads in seconds: 200 characters with the prefix
 MORE = " · see the report"
-_FOLDED: dict[str, int] = {}  # framework function -> retraces not logged one by one yet
-_SHOW_FRAMEWORK = [False]  # set inside stream_to_stderr(show_framework=True)
 
 
 def format_retrace(
@@ -92,60 +102,93 @@ def format_retrace(
     return clip(line, LINE_CHARS - len(MORE)) + MORE
 
 
+class LiveLog:
+    """The live log's state: the framework retraces folded since the last summary line, and
+    the watches whose view lists the framework's functions (while any is active, those
+    retraces are logged one by one)."""
+
+    def __init__(self) -> None:
+        self.folded: dict[str, int] = {}  # framework function -> retraces not logged one by one yet
+        self._listing: list[object] = []  # the watches that list the framework's functions
+
+    def list_framework(self, watch: object, listed: bool = True) -> None:
+        """``watch`` starts (``listed``) or stops listing the framework's functions."""
+        if listed:
+            self._listing.append(watch)
+        else:
+            self._listing = [w for w in self._listing if w is not watch]
+
+    @property
+    def framework_listed(self) -> bool:
+        return bool(self._listing)
+
+    def record(self, record: CallRecord, labels: Mapping[str, str] | None = None) -> None:
+        """The hub's retrace sink: emit one WARNING record for a call record that retraced
+        (called on the trace path only); ``labels`` names notebook cells (the hub's, resolved
+        when recorded)."""
+        try:
+            info, reasons = record.state.info, record.reasons
+            if info.framework and not info.origin and not self._listing:
+                retraces = sum(1 for g in record.traces if g.retrace)
+                self.folded[info.qualname] = self.folded.get(info.qualname, 0) + retraces
+                return
+            if not LOGGER.isEnabledFor(logging.WARNING):
+                return
+            if not LOGGER.hasHandlers() and _report_shown_anyway():
+                return
+            data: dict[str, Any] = {
+                "function": info.qualname,
+                "filename": info.filename,
+                "codes": [r.code for r in reasons if r.code not in NOT_RETRACES],
+                "reasons": [r.to_dict() for r in reasons],
+                "caller": record.caller,
+                "seconds": record.seconds,
+                "thread": record.thread,
+                "via": record.via,
+            }
+            if record.began_before_watch:
+                data["began_before_watch"] = True  # ``seconds`` is not its cost
+            seconds = None if record.began_before_watch else record.seconds
+            line = format_retrace(info.qualname, reasons, record.caller, seconds, record.thread, record.via, labels)
+            LOGGER.warning("%s", line, extra={"tfgraph_lab": data})
+        except Exception:  # a broken handler or formatter must never break the user's call
+            pass
+
+    def flush_folded(self) -> None:
+        """One WARNING record for the framework-internal retraces folded since the last call
+        (none: nothing); ``record.tfgraph_lab`` holds ``{"folded": {function: retraces}}``."""
+        folded = dict(self.folded)
+        self.folded.clear()
+        try:
+            if not folded or not LOGGER.isEnabledFor(logging.WARNING):
+                return
+            if not LOGGER.hasHandlers() and _report_shown_anyway():
+                return
+            names = sorted(folded, key=lambda q: -folded[q])
+            listed = ", ".join(f"{code_name(q)} ×{folded[q]}" for q in names[:3]) + (
+                ", …" if len(names) > 3 else ""
+            )
+            total = sum(folded.values())
+            line = (
+                f"{total} retrace{'s' if total != 1 else ''} inside TensorFlow/Keras folded ({listed}): "
+                "not your code to change · --all logs each"
+            )
+            LOGGER.warning("%s", clip(line, LINE_CHARS), extra={"tfgraph_lab": {"folded": folded}})
+        except Exception:  # never break the user's program
+            pass
+
+
+LIVE_LOG = LiveLog()  # the one live log of the process (the hub's retrace sink)
+
+
 def log_retrace_record(record: CallRecord, labels: Mapping[str, str] | None = None) -> None:
-    """The hub's retrace sink: emit one WARNING record for a call record that retraced (called on
-    the trace path only); ``labels`` names notebook cells (the hub's, resolved when recorded)."""
-    try:
-        info, reasons = record.state.info, record.reasons
-        if info.framework and not info.origin and not _SHOW_FRAMEWORK[0]:
-            retraces = sum(1 for g in record.traces if g.retrace)
-            _FOLDED[info.qualname] = _FOLDED.get(info.qualname, 0) + retraces
-            return
-        if not LOGGER.isEnabledFor(logging.WARNING):
-            return
-        if not LOGGER.hasHandlers() and _report_shown_anyway():
-            return
-        data: dict[str, Any] = {
-            "function": info.qualname,
-            "filename": info.filename,
-            "codes": [r.code for r in reasons if r.code not in NOT_RETRACES],
-            "reasons": [r.to_dict() for r in reasons],
-            "caller": record.caller,
-            "seconds": record.seconds,
-            "thread": record.thread,
-            "via": record.via,
-        }
-        if record.began_before_watch:
-            data["began_before_watch"] = True  # ``seconds`` is not its cost
-        seconds = None if record.began_before_watch else record.seconds
-        line = format_retrace(info.qualname, reasons, record.caller, seconds, record.thread, record.via, labels)
-        LOGGER.warning("%s", line, extra={"tfgraph_lab": data})
-    except Exception:  # a broken handler or formatter must never break the user's call
-        pass
+    """:meth:`LiveLog.record` of :data:`LIVE_LOG`."""
+    LIVE_LOG.record(record, labels)
 
 
 def log_folded() -> None:
-    """One WARNING record for the framework-internal retraces folded since the last call (none:
-    nothing); ``record.tfgraph_lab`` holds ``{"folded": {function: retraces}}``."""
-    folded = dict(_FOLDED)
-    _FOLDED.clear()
-    try:
-        if not folded or not LOGGER.isEnabledFor(logging.WARNING):
-            return
-        if not LOGGER.hasHandlers() and _report_shown_anyway():
-            return
-        names = sorted(folded, key=lambda q: -folded[q])
-        listed = ", ".join(f"{code_name(q)} ×{folded[q]}" for q in names[:3]) + (
-            ", …" if len(names) > 3 else ""
-        )
-        total = sum(folded.values())
-        line = (
-            f"{total} retrace{'s' if total != 1 else ''} inside TensorFlow/Keras folded ({listed}): "
-            "not your code to change · listed with show_framework=True; run --all logs each"
-        )
-        LOGGER.warning("%s", clip(line, LINE_CHARS), extra={"tfgraph_lab": {"folded": folded}})
-    except Exception:  # never break the user's program
-        pass
+    """:meth:`LiveLog.flush_folded` of :data:`LIVE_LOG`."""
+    LIVE_LOG.flush_folded()
 
 
 def _report_shown_anyway() -> bool:
@@ -178,24 +221,13 @@ class _StderrHandler(logging.Handler):
 
 
 @contextmanager
-def stream_to_stderr(
-    quiet: bool = False, only_if_unconfigured: bool = False, show_framework: bool = False
-) -> Iterator[None]:
+def stream_to_stderr(quiet: bool = False, only_if_unconfigured: bool = False) -> Iterator[None]:
     """Within the block, retrace lines go to stderr as they happen (flushed at once).
 
     ``quiet`` silences them instead. ``only_if_unconfigured`` leaves logging alone when the
     application configured handlers itself (the Keras callback: the user's logging wins).
-    ``show_framework`` logs TensorFlow's and Keras's own retraces one by one (not folded).
+    Which retraces are logged one by one is the watches' view (:class:`LiveLog`).
     """
-    if show_framework:
-        shown = _SHOW_FRAMEWORK[0]
-        _SHOW_FRAMEWORK[0] = True
-        try:
-            with stream_to_stderr(quiet, only_if_unconfigured):
-                yield
-        finally:
-            _SHOW_FRAMEWORK[0] = shown
-        return
     if only_if_unconfigured and LOGGER.hasHandlers():
         yield
         return

@@ -20,6 +20,7 @@ from ..explain.trace import NOT_RETRACES
 from ..model.counts import Selection
 from ..model.errors import TraceBudgetExceeded, UnknownBudgetName
 from ..model.records import Event, FunctionSummary
+from ..model.view import ViewOptions
 from ..recording.aggregate import aggregate, stale_capture_hints
 from ..recording.calllog import CallRecord, FunctionState, LiveCounters, LogEntry, WatchLog
 from ..recording.frames import tool_frames_hidden
@@ -31,7 +32,8 @@ from ..recording.xla_log import LogWindow
 from ..report.trace_report import TraceReport
 from .budget import TraceBudget
 from .lifecycle import Finished, Lifecycle
-from .livelog import log_folded, log_retrace_record
+from .livelog import LIVE_LOG, log_retrace_record
+from .options import WatchOptions
 from .outputs import check_outputs
 
 __all__ = [
@@ -73,16 +75,20 @@ def is_patched() -> bool:
 class TraceRecorder:
     """Records every tf.function call and trace between :meth:`start` and :meth:`stop`.
 
-    Use :func:`watch` (a context manager) rather than this class directly.
+    Use :func:`watch` (a context manager) rather than this class directly. ``view`` is how its
+    report shows itself (and whether the live log lists the framework's retraces one by one
+    while it records).
     """
 
     def __init__(
         self,
         max_traces: TraceBudget | int | str | None = None,
         max_xla_compiles: TraceBudget | int | str | None = None,
+        view: ViewOptions | None = None,
     ) -> None:
         self.budget = TraceBudget.parse(max_traces)
         self.xla_budget = TraceBudget.parse(max_xla_compiles, measure="xla_compiles")
+        self.view = view or ViewOptions()
         self.hints: dict[tuple[str, str], list[str]] = {}
         self._log: WatchLog | None = None
         self._end = 0
@@ -120,6 +126,8 @@ class TraceRecorder:
         self._xla_mark = mark
         self.started_at = _perf()
         self.active = True
+        if self.view.framework:
+            LIVE_LOG.list_framework(self)
         return self
 
     def stop(self) -> None:
@@ -136,7 +144,8 @@ class TraceRecorder:
         finally:
             self.active = False
             _HUB.detach(log)
-            log_folded()  # one line for TF's/Keras's own retraces of the watch
+            LIVE_LOG.list_framework(self, listed=False)
+            LIVE_LOG.flush_folded()  # one line for TF's/Keras's own retraces of the watch
             if self._xla_mark is not None:
                 self._xla_window = XLA_LOG.close(self._xla_mark)
                 self._xla_mark = None
@@ -245,6 +254,7 @@ class TraceRecorder:
                 for w in b.unknown_names(agg.functions)
             ),
             labels=_labels_for(agg.functions, agg.events, _HUB.labels),
+            view=self.view,
         )
 
     def _budget_text(self) -> str | None:
@@ -287,6 +297,10 @@ def watch(
     live: bool = False,
     tensorboard_dir: str | os.PathLike[str] | None = None,
     max_xla_compiles: TraceBudget | int | str | None = None,
+    *,
+    json: str | os.PathLike[str] | None = None,
+    trace: str | os.PathLike[str] | None = None,
+    view: ViewOptions | None = None,
 ) -> Iterator[TraceRecorder]:
     """Watch every tf.function call in the process; ``w.report`` is the TraceReport.
 
@@ -298,11 +312,24 @@ def watch(
     runs (at most 5 updates/s), replaced by the report when it ends. ``tensorboard_dir``: when
     the block ends (also on an error), write TensorBoard scalars there — traces per function,
     retraces and tracing seconds, one point per call that traced at step = its call number in
-    the watch (see :mod:`tfgraph_lab.watching.tensorboard`).
+    the watch (see :mod:`tfgraph_lab.watching.tensorboard`). ``json`` and ``trace`` write the
+    report as JSON and the calls as a timeline (Chrome Trace Event Format) when the block ends,
+    as ``tfgraph-lab run --json/--trace`` do; every path is checked before the block runs.
+    ``view`` (:class:`~tfgraph_lab.model.view.ViewOptions`) is how ``w.report`` shows itself;
+    ``ViewOptions.everything()`` is ``--all`` (TensorFlow's and Keras's own functions listed,
+    their retraces logged one by one while the block runs).
     """
-    recorder = TraceRecorder(max_traces, max_xla_compiles)
-    outputs = check_outputs({"tensorboard": tensorboard_dir}, names={"tensorboard": "tensorboard_dir"})
-    life = Lifecycle(recorder, outputs, _live_view if live else None)
+    options = WatchOptions.build(
+        max_traces,
+        max_xla_compiles,
+        json=None if json is None else os.fspath(json),
+        trace=None if trace is None else os.fspath(trace),
+        tensorboard=None if tensorboard_dir is None else os.fspath(tensorboard_dir),
+        live=live,
+    )
+    outputs = check_outputs(options.outputs, names={"tensorboard": "tensorboard_dir", "json": "json", "trace": "trace"})
+    recorder = TraceRecorder(options.max_traces, options.max_xla_compiles, view)
+    life = Lifecycle(recorder, outputs, _live_view if options.live else None)
     life.start()
     try:
         yield recorder

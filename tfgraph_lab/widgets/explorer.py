@@ -58,7 +58,7 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
         self.calls.observe(lambda _: self._safely(self._show), names="value")
         head = W.HTML(
             f"{style_tag()}<div class='tfgl-lab-title'>TraceReport explorer</div>"
-            f"<div class='tfgl-lab-sub'>{escape(headline(report))}</div>"
+            f"<div class='tfgl-lab-sub'>{escape(headline(report, report.view))}</div>"
         )
         super().__init__(
             [
@@ -137,7 +137,7 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
         note = "ReportExplorer (interactive with a running kernel); the report it shows:"
         data["text/plain"] = f"{note}\n{self.report}"
         data["text/html"] = (
-            f"<div class='tfgl-explorer-snapshot'><p>{escape(note)}</p>{render_html(self.report)}</div>"
+            f"<div class='tfgl-explorer-snapshot'><p>{escape(note)}</p>{render_html(self.report, self.report.view)}</div>"
         )
         return data
 

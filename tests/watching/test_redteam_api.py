@@ -241,9 +241,9 @@ def test_control_characters_and_lone_surrogates_are_written_out_in_every_renderi
     renderings = {
         "text": str(report),
         "html": report._repr_html_(),
-        "merged table": render_breakdown_text(merged),
-        "merged html": render_breakdown_html(merged),
-        "page": render_page(merged.report, "t", merged),
+        "merged table": render_breakdown_text(merged, report.view),
+        "merged html": render_breakdown_html(merged, report.view),
+        "page": render_page(merged.report, report.view, "t", merged),
     }
     for what, shown in renderings.items():
         shown.encode("utf-8")  # a lone surrogate raw: UnicodeEncodeError on printing

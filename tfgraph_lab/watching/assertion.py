@@ -169,7 +169,7 @@ class TraceAssertion:
         xla = self.xla_budget.overruns(report.functions) if self.xla_budget is not None else []
         if traces or xla:
             # every trace since decorating, so the argument's values read 1 → 2 → 3
-            whole = report.with_options(events=tuple(self._traced))
+            whole = dataclasses.replace(report, events=tuple(self._traced))
             raise TraceAssertionError(traces, report, xla, overrun_text(whole, traces, xla))
         return result
 

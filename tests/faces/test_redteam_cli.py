@@ -207,3 +207,36 @@ def test_a_forked_child_writes_no_report(tmp_path: Path) -> None:
     assert "child done" in proc.stdout and "parent done" in proc.stdout
     assert proc.stderr.count("tracewatch ·") == 1, proc.stderr
     assert json.loads((tmp_path / "r.json").read_text())["functions"][0]["calls"] == 2
+
+
+# Issue 33.2: TensorFlow's own warning test, run as a script under `tfgraph-lab run`.
+TF_WARNING_TEST = '''
+import logging, unittest
+import tensorflow as tf
+
+class RetracingWarning(unittest.TestCase):
+    def test_frequent_retracing_warning_on_reinstantiation(self):
+        with self.assertLogs(level="WARN", logger=logging.getLogger("tensorflow")) as logs:
+            for i in range(5):
+                @tf.function
+                def f(x):
+                    return x
+                f(tf.constant([i]))
+                if i < 4:
+                    self.assertEqual(logs.output, [])
+        self.assertEqual(len(logs.output), 1)
+        self.assertIn("Tracing is expensive", logs.output[0])
+
+unittest.main()
+'''
+
+
+@pytest.mark.slow
+def test_tfs_own_retracing_warning_test_passes_under_run(tmp_path: Path) -> None:
+    script = tmp_path / "warning_test.py"
+    script.write_text(TF_WARNING_TEST)
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr[-1500:]
+    proc = cli("run", str(script), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "OK" in proc.stderr and "tracewatch ·" in proc.stderr, proc.stderr[-1500:]

@@ -251,3 +251,67 @@ def test_control_characters_and_lone_surrogates_are_written_out_in_every_renderi
             assert char not in shown, f"{what}: {written} passed raw"
             assert written in shown, what
     assert report.functions[0].qualname == name  # the data keeps it verbatim
+
+
+# Issue 33.2: TensorFlow's retracing warning still reaches the user's handlers during a watch.
+
+
+def _reinstantiate_five_times() -> None:
+    """TensorFlow's own test_frequent_retracing_warning_on_reinstantiation (TF 2.21's
+    polymorphic_function_test.py): a new tf.function per iteration warns on the fifth trace."""
+    for i in range(5):
+
+        @tf.function
+        def f(x: Any) -> Any:
+            return x
+
+        f(tf.constant([i]))
+
+
+def test_tfs_own_retracing_warning_test_passes_inside_a_watch() -> None:
+    import logging
+    import unittest
+
+    case = unittest.TestCase()
+    tf_logger = logging.getLogger("tensorflow")
+    with tfgraph_lab.watch() as w, case.assertLogs(level="WARN", logger=tf_logger) as logs:
+        _reinstantiate_five_times()
+    assert len(logs.output) == 1 and "Tracing is expensive" in logs.output[0], logs.output
+    assert len(w.report.warnings) == 1 and "Tracing is expensive" in w.report.warnings[0]
+
+
+def test_a_handler_on_tfs_logger_gets_the_warning_and_tfs_default_handler_prints_none() -> None:
+    import logging
+
+    from tfgraph_lab.recording.tf_warnings import tf_default_handlers
+
+    logger = tf.get_logger()
+    got: list[str] = []
+    mine = logging.Handler()
+    mine.emit = lambda record: got.append(record.getMessage())  # type: ignore[method-assign]
+    logger.addHandler(mine)
+    defaults = tf_default_handlers(logger)
+    before = [list(h.filters) for h in defaults]
+    try:
+        with tfgraph_lab.watch():
+            _reinstantiate_five_times()
+            record = logging.LogRecord("tensorflow", logging.WARNING, "f.py", 1, got[0], None, None)
+            # TF's default handler (present when the root logger had none) does not print it
+            assert all(not h.filter(record) for h in defaults)
+        assert [m for m in got if "triggered tf.function retracing" in m], got
+        assert [list(h.filters) for h in defaults] == before  # restored exactly
+    finally:
+        logger.removeHandler(mine)
+
+
+def test_the_report_quotes_tfs_warning_once_per_function() -> None:
+    @tf.function
+    def warned_twice(x: Any) -> Any:
+        return x
+
+    with tfgraph_lab.watch() as w:
+        for n in range(1, 12):  # TF warns at the 5th and the 6th trace in a row
+            warned_twice(tf.ones([n]))
+    assert len(w.report.warnings) == 2, w.report.warnings  # the data keeps both, as TF said them
+    text = str(w.report)
+    assert text.count("warned_twice triggered tf.function retracing") == 1, text

@@ -38,6 +38,7 @@ MAX_RETRACES_SHOWN = 8
 MAX_GRAPHS_SHOWN = 8  # a longer cache shows its first 5 and last 2 rows; the rows between fold
 LINE_CHARS = 200  # a line a person reads in seconds; longer text wraps under its own indent
 _ADDRESS = re.compile(r"<(?:function|bound method) ([\w.<>]+) at 0x[0-9a-fA-F]+>")
+_WARNED_ABOUT = re.compile(r"calls to (.+?) triggered tf\.function retracing")
 
 
 def headline(report: TraceReport, view: ViewOptions) -> str:
@@ -279,11 +280,21 @@ TF_WARNINGS_TITLE = "TensorFlow's own retracing warning, kept quiet while the wa
 
 
 def tf_warnings_said(warnings: tuple[str, ...]) -> list[str]:
-    """TensorFlow's retracing warnings, caught while the watch explained them: each distinct one
-    once, its first sentence, a function named as a person knows it (not ``<function … at 0x…>``),
-    ``(said 2×)`` when TF repeated it."""
-    said = Counter(_ADDRESS.sub(r"\1", w.splitlines()[0]).split(". ", 1)[0] for w in warnings if w)
-    return [text + (f" (said {n}×)" if n > 1 else "") for text, n in said.items()]
+    """TensorFlow's retracing warnings, caught while the watch explained them: one per function
+    (TF warns up to twice per function, "5 out of the last 5 calls to f …" then "6 out of the last
+    6 …"), its first sentence as TF said it first, a function named as a person knows it (not
+    ``<function … at 0x…>``), ``(said 2×)`` when TF said it again."""
+    first: dict[str, str] = {}
+    said: Counter[str] = Counter()
+    for warning in warnings:
+        if not warning:
+            continue
+        text = _ADDRESS.sub(r"\1", warning.splitlines()[0]).split(". ", 1)[0]
+        about = _WARNED_ABOUT.search(text)
+        key = about.group(1) if about is not None else text
+        first.setdefault(key, text)
+        said[key] += 1
+    return [text + (f" (said {said[key]}×)" if said[key] > 1 else "") for key, text in first.items()]
 
 
 def tf_warning_lines(warnings: tuple[str, ...]) -> list[str]:

@@ -66,19 +66,22 @@ def test_the_value_is_shown_when_a_budget_fails_the_cell(shell: Any, capsys: Any
 # ------------------------------------------------------------------ 2. SyntaxError
 
 
+@pytest.mark.parametrize("ending", ["\n", ""], ids=["newline", "no-newline"])  # a notebook sends none (33.9)
 @pytest.mark.parametrize(
     ("body", "line", "kind"),
-    [("x = 1\ny = (\n", 3, "SyntaxError"), ("x = 1\n\nif x:\nprint(x)\n", 5, "IndentationError")],
+    [("x = 1\ny = (", 3, "SyntaxError"), ("x = 1\n\nif x:\nprint(x)", 5, "IndentationError")],
 )
-def test_a_syntax_error_reads_as_unwatched(shell: Any, capsys: Any, body: str, line: int, kind: str) -> None:
+def test_a_syntax_error_reads_as_unwatched(
+    shell: Any, capsys: Any, body: str, line: int, kind: str, ending: str
+) -> None:
     capsys.readouterr()
-    result = run(shell, "%%tracewatch\n" + body)
+    result = run(shell, "%%tracewatch\n" + body + ending)
     shown = ANSI.sub("", capsys.readouterr().out + capsys.readouterr().err)
     assert not result.success
     error = result.error_in_exec or result.error_before_exec
     assert type(error).__name__ == kind
     assert f"Cell In[{result.execution_count}], line {line}" in shown, shown
-    assert "_magic.py" not in shown and "<unknown>" not in shown, shown
+    assert "magic.py" not in shown and "<unknown>" not in shown, shown
     assert "tracewatch ·" not in shown, "no empty report"
     assert "Traceback" not in shown, shown
 

@@ -190,7 +190,10 @@ class TraceWatchMagics(Magics):
         shell: Any = self.shell
         result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
         raw = getattr(getattr(result, "info", None), "raw_cell", None)
-        if result is None or not isinstance(raw, str) or cell not in raw:
+        # IPython hands a cell magic its body with a newline added when the cell has none (as a
+        # notebook sends it; IPython 9.18): the raw cell then holds the body without it.
+        body = cell[:-1] if cell.endswith("\n") else cell
+        if result is None or not isinstance(raw, str) or body not in raw:
             raise exc  # not run as a cell of its own (run_cell_magic called from code)
         try:
             raise exc

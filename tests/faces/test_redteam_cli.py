@@ -240,3 +240,14 @@ def test_tfs_own_retracing_warning_test_passes_under_run(tmp_path: Path) -> None
     proc = cli("run", str(script), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "OK" in proc.stderr and "tracewatch ·" in proc.stderr, proc.stderr[-1500:]
+
+
+@pytest.mark.slow
+def test_a_script_that_closes_stderr_exits_as_python_does(tmp_path: Path) -> None:  # issue 33.4
+    script = _script(tmp_path, "step(tf.ones([2]))\nprint('bye')\nimport sys\nsys.stderr.close()\n")
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    proc = cli("run", str(script), cwd=tmp_path)
+    assert proc.returncode == plain.returncode == 0, proc.stderr[-1500:]
+    assert proc.stdout == plain.stdout == "bye\n"
+    assert "Traceback" not in proc.stderr and "lost sys.stderr" not in proc.stderr, proc.stderr[-1500:]
+    assert "tracewatch ·" in proc.stderr, proc.stderr[-1500:]

@@ -174,9 +174,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return status or 2
     if isinstance(ran.error, KeyboardInterrupt):
         _die_by_sigint(err)
-    sys.stderr.writelines(f"tfgraph-lab: warning: {w}\n" for w in done.report.budget_warnings)
+    err.writelines(f"tfgraph-lab: warning: {w}\n" for w in done.report.budget_warnings)
     if status == 0 and done.over_budget:
-        print(f"tfgraph-lab: {budget_message(list(done.overruns), list(done.xla_overruns), done.report)}", file=sys.stderr)
+        print(f"tfgraph-lab: {budget_message(list(done.overruns), list(done.xla_overruns), done.report)}", file=err)
         return EXIT_BUDGET
     return status
 

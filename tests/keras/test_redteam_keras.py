@@ -48,6 +48,7 @@ def test_a_failing_call_unpatches_tensorflow_as_the_error_leaves_it(call: str) -
     with pytest.raises(ValueError):
         CALLS[call](model, cb)
     assert not is_patched(), "TensorFlow left patched after the call failed"
+    assert len(cb.ended_early) == 1 and f"watch of {call.split(',')[0]} ended early" in cb.ended_early[0]
     assert logger.propagate == propagate, "the tfgraph_lab logger was left changed"
     recorded = sum(f.calls for f in cb.report.functions)
 
@@ -134,8 +135,9 @@ OTHER_CALLBACK = {
     "on_train_end, listed before": ("on_train_end", "before", "fit"),
 }
 # Another callback's on_*_begin, after ours in the list: the CallbackList's on_*_begin was already
-# running when ours began, so its guard cannot wrap it; an Exception still ends the watch through
-# Keras's traceback filter (KeyboardInterrupt there, in that one call, would not: keras_guard).
+# running when ours began, so its guard cannot wrap it; an Exception ends the watch through Keras's
+# traceback filter, a KeyboardInterrupt through the once-only guard on the later callbacks' hook
+# (issue 33.7: Ctrl-C there left TensorFlow patched until garbage collection).
 BEGIN_AFTER = {
     "on_train_begin, listed after": ("on_train_begin", "after", "fit"),
     "on_test_begin, listed after": ("on_test_begin", "after", "evaluate"),
@@ -145,7 +147,7 @@ CASES = [
     for case in OTHER_CALLBACK
     for error in (RuntimeError("a user's callback broke"), KeyboardInterrupt())
 ]
-CASES += [(case, RuntimeError("a user's callback broke")) for case in BEGIN_AFTER]
+CASES += [(case, error) for case in BEGIN_AFTER for error in (RuntimeError("a user's callback broke"), KeyboardInterrupt())]
 OTHER_CALLBACK.update(BEGIN_AFTER)
 
 
@@ -168,6 +170,8 @@ def test_another_callback_raising_unpatches_tensorflow_as_the_error_leaves(
     with pytest.raises(type(error)):
         run()
     assert not is_patched(), "TensorFlow left patched after another callback raised"
+    assert cb.ended_early and type(error).__name__ in cb.ended_early[-1]  # said, not silent
+    assert hook in vars(other) and getattr(other, hook) == other._raise  # its own hook put back
     assert logger.propagate == propagate, "the tfgraph_lab logger was left changed"
     _unrelated_calls_are_not_recorded(cb)
     cb.close()
@@ -272,4 +276,67 @@ def test_inside_an_outer_watch_a_failing_fit_ends_only_its_own() -> None:
         _unrelated_calls_are_not_recorded(cb)
     assert not is_patched()
     assert any(f.qualname.endswith("unrelated") for f in outer.report.functions)  # the outer one saw it
+    cb.close()
+
+
+# ------------------------- issue 33.7: errors caught inside fit end nothing; the watch goes on
+
+
+class EpochProbe(keras.callbacks.Callback):  # type: ignore[misc]
+    """Whether the watch runs at each epoch's end, and the calls it has counted by then."""
+
+    def __init__(self, cb: Any) -> None:
+        super().__init__()
+        self.cb, self.seen = cb, []
+
+    def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+        self.seen.append((is_patched(), sum(f.calls for f in self.cb.report.functions)))
+
+
+def _watched_every_epoch(probe: EpochProbe, cb: Any, model: Any, epochs: int) -> None:
+    assert [patched for patched, _ in probe.seen] == [True] * epochs, probe.seen  # ended after epoch 1
+    counted = [calls for _, calls in probe.seen]
+    assert counted == sorted(set(counted)), counted  # every epoch's calls counted
+    assert not is_patched() and cb.ended_early == []
+    from tfgraph_lab.adapter.keras_steps import step_functions
+
+    rows = {f.qualname: f.traces for f in cb.report.functions}
+    steps = step_functions(model, "train")
+    assert steps and all(  # TF's own count of each of Keras's train tf.functions
+        rows[f"fit · train {part}"] == fn.experimental_get_tracing_count() for fn, part in steps
+    ), (rows, [(part, fn.experimental_get_tracing_count()) for fn, part in steps])
+
+
+def test_a_dataset_of_unknown_size_is_watched_to_the_last_epoch() -> None:
+    """Keras 3.15 ends such an epoch when the step raises OutOfRangeError/StopIteration, and
+    catches it; the step guard took it for a failure and ended the watch after the first epoch."""
+    data = tf.data.Dataset.from_tensor_slices((GOOD_X, GOOD_Y)).filter(lambda x, y: True).batch(4)
+    assert data.cardinality() == tf.data.UNKNOWN_CARDINALITY
+    model, cb = tiny_model(), TraceCallback()
+    probe = EpochProbe(cb)
+    model.fit(data, epochs=3, verbose=0, callbacks=[cb, probe])
+    _watched_every_epoch(probe, cb, model, 3)
+    cb.close()
+
+
+@pytest.mark.parametrize("watched", [False, True], ids=["evaluate unwatched", "evaluate given the callback"])
+def test_an_evaluate_error_the_users_callback_catches_ends_nothing(watched: bool) -> None:
+    model, cb = tiny_model(), TraceCallback()
+    caught: list[str] = []
+
+    class EvaluatesBadData(keras.callbacks.Callback):  # type: ignore[misc]
+        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+            try:
+                self.model.evaluate(BAD_X, GOOD_Y, verbose=0, callbacks=[cb] if watched else [])
+            except Exception as exc:  # the user's own handling
+                caught.append(type(exc).__name__)
+
+    probe = EpochProbe(cb)
+    model.fit(
+        GOOD_X, GOOD_Y, epochs=3, batch_size=4, validation_data=(GOOD_X, GOOD_Y), verbose=0,
+        callbacks=[cb, EvaluatesBadData(), probe],
+    )  # fmt: skip
+    assert len(caught) == 3
+    _watched_every_epoch(probe, cb, model, 3)  # the fit's own end ended the watch (was: never)
+    _unrelated_calls_are_not_recorded(cb)
     cb.close()

@@ -28,10 +28,18 @@ from typing import Any
 from ..model.errors import TfgraphLabError, TraceBudgetExceeded, UsageProblem
 from ..report.merge import merge_reports
 from ..report.trace_report import TraceReport
-from ..watching.livelog import stream_to_stderr
+from ..watching.livelog import LOGGER, stream_to_stderr
 from ..watching.recorder import TraceRecorder
 from ..watching.tensorboard import TraceScalars, check_log_dir
-from .guard import find_caller, guard_call, guard_callbacks, guard_step
+from .guard import (
+    ends_the_call,
+    filter_watches,
+    find_caller,
+    guard_call,
+    guard_callbacks,
+    guard_rest_of_begin,
+    guard_step,
+)
 from .names import KerasNames
 
 __all__ = ["TraceCallback"]
@@ -51,6 +59,7 @@ _Callback: Any = _KERAS.callbacks.Callback
 
 
 _FUNCTION_KIND = {"fit": "train", "evaluate": "test", "predict": "predict"}
+_BEGIN_HOOK = {"fit": "on_train_begin", "evaluate": "on_test_begin", "predict": "on_predict_begin"}
 
 
 def _stop_quietly(watch: list[Any]) -> None:
@@ -70,6 +79,11 @@ class TraceCallback(_Callback):  # type: ignore[misc]
     each epoch of ``fit`` and at the end of ``evaluate``/``predict`` run on their own, one
     point each at steps 0, 1, 2, … in that order (never back, never twice: a second ``fit``
     goes on from where the last point was).
+
+    A watched call that raises ends its watch as the error leaves it (TensorFlow unpatched, a
+    ``tfgraph_lab:`` warning says so, and ``cb.ended_early`` lists it); errors Keras or the
+    user's code catch inside the call (a dataset of unknown size ending its epoch, an
+    ``evaluate`` of bad data in a callback's ``try``) end nothing.
     """
 
     def __init__(
@@ -97,6 +111,9 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         self._merged: TraceReport | None = None
         self._scalars = TraceScalars(self.log_dir) if self.log_dir is not None else None
         self._tb_step = 0  # the next TensorBoard step: one point per fit epoch or lone call
+        self._filtered = False  # Keras's traceback filter watches the running call (guard_call)
+        #: One line per watched call that raised: its watch ended there, early.
+        self.ended_early: list[str] = []
         self._finalizer = weakref.finalize(self, _stop_quietly, self._open)
 
     # ----------------------------------------------------------------- Keras hooks
@@ -104,19 +121,19 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         self._begin("fit")
 
     def on_train_end(self, logs: Any = None) -> None:
-        self._end()
+        self._end("fit")
 
     def on_test_begin(self, logs: Any = None) -> None:
         self._begin("evaluate")
 
     def on_test_end(self, logs: Any = None) -> None:
-        self._end()
+        self._end("evaluate")
 
     def on_predict_begin(self, logs: Any = None) -> None:
         self._begin("predict")
 
     def on_predict_end(self, logs: Any = None) -> None:
-        self._end()
+        self._end("predict")
 
     def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
         self._check_live()
@@ -185,10 +202,12 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         self._name_functions(kind)  # before the guard: KerasNames reads Keras's own function
         self._guard(stack, kind)
         # the failure paths outside the step: the other callbacks, Keras's own code (keras_guard)
+        self._filtered = False
         try:
             callbacks, frame = find_caller(self, getattr(self, "model", None), kind)
             guard_callbacks(stack, callbacks, weakref.WeakMethod(self._failed))
-            guard_call(stack, _KERAS, frame, weakref.WeakMethod(self._failed))
+            self._filtered = guard_call(stack, _KERAS, frame, weakref.WeakMethod(self._failed))
+            guard_rest_of_begin(stack, callbacks, self, _BEGIN_HOOK[kind], weakref.WeakMethod(self._failed))
         except Exception:  # a Keras laid out otherwise: those failures end the watch later
             pass
 
@@ -197,11 +216,22 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         if model is not None:
             guard_step(stack, model, f"{_FUNCTION_KIND[kind]}_function", weakref.WeakMethod(self._failed))
 
-    def _failed(self) -> None:
-        """The watched call is failing (its step, another callback or Keras's own code raised:
-        see keras_guard): Keras will call no ``on_*_end``, so end here."""
-        if self._depth:
-            self._stop()
+    def _failed(self, error: BaseException | None, leaving: bool) -> None:
+        """A guard saw ``error``: raised inside the watched call (its step, another callback),
+        or ``leaving`` it (Keras's traceback filter). End the watch only when the call fails
+        with it (``guard.ends_the_call``): Keras will call no ``on_*_end`` then."""
+        if not self._depth:
+            return
+        if not leaving and error is not None and not ends_the_call(error, self._filtered and filter_watches()):
+            return  # Keras's end of data, or an Exception the filter will see if it leaves the call
+        what = f"{type(error).__name__}" if error is not None else "an error"
+        note = (
+            f"TraceCallback's watch of {self._kind} ended early: {self._kind} raised {what}; "
+            "cb.report holds what ran until then"
+        )
+        self.ended_early.append(note)
+        LOGGER.warning(note)  # while the watch's logging set-up still shows it
+        self._stop()
 
     def _name_functions(self, kind: str) -> None:
         """Name the model's train/test/predict functions for this call (see keras_names)."""
@@ -212,11 +242,13 @@ class TraceCallback(_Callback):  # type: ignore[misc]
                 recorder.rebuild_report()
             self._merged = None
 
-    def _end(self) -> None:
+    def _end(self, kind: str) -> None:
         if self._depth == 0:
             return
-        self._depth -= 1
-        if self._depth:
+        if kind != self._kind:
+            # a call inside the watched one ended (fit's validation evaluate); one that raised
+            # (caught by the user's code) never said so: the watched call's own end ends the watch
+            self._depth = max(1, self._depth - 1)
             return
         self._stop()
         if self._scalars is not None and self._kind != "fit":

@@ -23,8 +23,17 @@ each put back when the watch ends:
   the exception is leaving that call. Keras skips the filter when traceback filtering is off
   (``keras.config.disable_traceback_filtering()``): then an error in Keras's own code between
   steps and callbacks ends the watch at the next watched call, ``cb.close()`` or garbage
-  collection; so does a ``KeyboardInterrupt`` outside steps and callbacks, or in another
-  callback's ``on_*_begin`` running as the watch begins (the filter sees only ``Exception``).
+  collection; so does a ``KeyboardInterrupt`` in Keras's own code outside steps and callbacks
+  (the filter sees only ``Exception``).
+
+A guard that sees an error does not decide that the call fails: Keras catches some errors of its
+steps (the end of a dataset of unknown size: ``StopIteration``/``OutOfRangeError``, caught by
+Keras 3.15's ``catch_stop_iteration``), and the user's own code may catch others (an
+``evaluate`` of bad data inside their callback). :func:`ends_the_call` says which errors end the
+watched call where a guard sees them; an ``Exception`` the traceback filter watches for is left to
+the filter, which sees it leave the call. The callbacks listed after the watching one get their
+``on_*_begin`` guarded once (:func:`guard_rest_of_begin`): a ``KeyboardInterrupt`` there, in the
+``CallbackList`` call already running, left TensorFlow patched until garbage collection.
 
 Each guard is shared by the watches that need it and removed with the last; what it wraps is
 restored exactly. Imports Keras only through the objects it is given.
@@ -41,21 +50,55 @@ from contextlib import ExitStack
 from types import FrameType, ModuleType, TracebackType
 from typing import Any
 
-__all__ = ["find_caller", "guard_call", "guard_callbacks", "guard_step"]
+__all__ = [
+    "ends_the_call",
+    "filter_watches",
+    "find_caller",
+    "guard_call",
+    "guard_callbacks",
+    "guard_rest_of_begin",
+    "guard_step",
+]
 
-OnError = Callable[[], None]
+#: A handler: ``on_error(error, leaving)``, ``leaving`` True when the error is leaving the
+#: watched call (Keras's traceback filter saw it), False when a guard saw it raised inside.
+OnError = Callable[[BaseException | None, bool], None]
 
 
-def _fire(handlers: dict[int, Any]) -> None:
+def _fire(handlers: dict[int, Any], error: BaseException | None, leaving: bool = False) -> None:
     """Call each live handler (``WeakMethod``s: a model or a CallbackList must not keep a
     callback alive); one that raises does not stop the others or replace the user's error."""
     for ref in list(handlers.values()):
         on_error = ref()
         if on_error is not None:
             try:
-                on_error()
+                on_error(error, leaving)
             except Exception:
                 pass
+
+
+def _end_of_data(error: BaseException) -> bool:
+    """Keras's end of data: a dataset of unknown size ends its epoch by raising StopIteration
+    or TensorFlow's OutOfRangeError out of the step, and Keras catches both (Keras 3.15's
+    ``catch_stop_iteration``, Keras 2.15's ``catch_stop_iteration`` likewise)."""
+    return isinstance(error, StopIteration) or any(
+        kind.__name__ == "OutOfRangeError" for kind in type(error).__mro__
+    )
+
+
+def ends_the_call(error: BaseException, filter_watching: bool) -> bool:
+    """Whether ``error``, seen raised by a step or a callback, ends the watched Keras call.
+    Never Keras's end of data (Keras catches it). Always a ``BaseException`` that is no
+    ``Exception`` (Ctrl-C's KeyboardInterrupt, SystemExit): Keras catches none, and the
+    traceback filter never sees them. An ``Exception`` the user's code may catch (an
+    ``evaluate`` of bad data inside their callback): only where the traceback filter does not
+    watch (``filter_watching`` False: filtering off, or a Keras laid out otherwise); where it
+    does, it says when the error leaves the call."""
+    if _end_of_data(error):
+        return False
+    if not isinstance(error, Exception):
+        return True
+    return not filter_watching
 
 
 # ----------------------------------------------------------------------- steps
@@ -72,8 +115,8 @@ class _StepGuard:
         __tracebackhide__ = True
         try:
             return self.__wrapped__(*args, **kwargs)
-        except BaseException:
-            _fire({0: self._on_error})
+        except BaseException as error:
+            _fire({0: self._on_error}, error)
             raise
 
     def __getattr__(self, name: str) -> Any:
@@ -130,8 +173,8 @@ class _ListGuard:
                 if before is not _ABSENT:
                     return before(*args, **kwargs)
                 return method(ref(), *args, **kwargs)
-            except BaseException:
-                _fire(handlers)
+            except BaseException as error:
+                _fire(handlers, error)
                 raise
 
         return guarded
@@ -230,7 +273,8 @@ class _FilterHook:
                         walk = walk.tb_next
                     for key, on_error in list(watched.items()):
                         if key in leaving:  # the watched call's own frame: leaving it
-                            _fire({0: on_error})
+                            # Keras calls this inside ``except Exception as e``: the error is e
+                            _fire({0: on_error}, sys.exc_info()[1], leaving=True)
                 except Exception:
                     pass
             return original(tb)
@@ -256,14 +300,28 @@ def _traceback_utils(keras: ModuleType) -> ModuleType | None:
     return None
 
 
-def guard_call(stack: ExitStack, keras: ModuleType, frame: FrameType | None, on_error: Any) -> None:
+def filter_watches() -> bool:
+    """Whether Keras's traceback filter is wrapped and on now: an ``Exception`` leaving a
+    watched call is then seen leaving it (``keras.config.disable_traceback_filtering()`` turns
+    it off at any time; a Keras without the switch is taken as off)."""
+    module = _FILTER.module
+    if module is None or not _FILTER.watched:
+        return False
+    enabled = getattr(module, "is_traceback_filtering_enabled", None)
+    try:
+        return bool(enabled()) if callable(enabled) else False
+    except Exception:
+        return False
+
+
+def guard_call(stack: ExitStack, keras: ModuleType, frame: FrameType | None, on_error: Any) -> bool:
     """Until ``stack`` closes, run ``on_error`` (a WeakMethod) when an exception leaves the call
-    running in ``frame`` through Keras's traceback filter."""
+    running in ``frame`` through Keras's traceback filter. False when it cannot."""
     if frame is None:
-        return
+        return False
     module = _traceback_utils(keras)
     if module is None:
-        return
+        return False
     key = id(frame)
     with _LOCK:
         if not _FILTER.watched:
@@ -282,3 +340,46 @@ def guard_call(stack: ExitStack, keras: ModuleType, frame: FrameType | None, on_
             _FILTER.module = _FILTER.original = _FILTER.installed = None
 
     stack.callback(release)
+    return True
+
+
+# ------------------------------------- the callbacks after ours, in the running on_*_begin
+def guard_rest_of_begin(stack: ExitStack, callbacks: Any, callback: Any, hook: str, on_error: Any) -> None:
+    """Guard ``hook`` (``on_train_begin``, …) of each callback listed after ``callback`` in the
+    CallbackList ``callbacks`` once: the CallbackList's own ``hook`` is running (it called
+    ``callback``), so :func:`guard_callbacks` cannot wrap it, and a KeyboardInterrupt raised in
+    a later callback's ``hook`` went past every guard. Each wrapper puts the callback's own
+    attribute back when it is called, and ``stack`` puts back any not called."""
+    members = getattr(callbacks, "callbacks", None)
+    if not isinstance(members, list):
+        return
+    mine = next((i for i, c in enumerate(members) if c is callback), len(members))
+    for other in members[mine + 1 :]:
+        try:
+            _guard_once(stack, other, hook, on_error)
+        except (TypeError, AttributeError):  # slots, a read-only attribute: left unguarded
+            continue
+
+
+def _guard_once(stack: ExitStack, other: Any, hook: str, on_error: Any) -> None:
+    own = vars(other).get(hook, _ABSENT)
+    method = getattr(other, hook)
+
+    def restore() -> None:
+        if vars(other).get(hook) is guarded:
+            if own is _ABSENT:
+                delattr(other, hook)
+            else:
+                setattr(other, hook, own)
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        restore()
+        try:
+            return method(*args, **kwargs)
+        except BaseException as error:
+            _fire({0: on_error}, error)
+            raise
+
+    setattr(other, hook, guarded)
+    stack.callback(restore)

@@ -203,7 +203,11 @@ def test_a_learner_waiting_too_long_for_the_first_report_does_not_fit() -> None:
             ["--hub", "http://127.0.0.1:9", "--token", "t", "--notebook", "missing.ipynb"],
             "not a readable notebook",
         ),
-        (["--hub", "http://127.0.0.1:9", "--token", "t", "--learners", "0"], "give 1 or more"),
+        (["--hub", "http://127.0.0.1:9", "--token", "t", "--learners", "0"], "give 1 to 2000 learners"),
+        # issue 33.10: 3000 made 3000 users unasked, 10**12 ended in a MemoryError traceback
+        (["--hub", "http://127.0.0.1:9", "--token", "t", "--learners", "3000"], "give 1 to 2000 learners"),
+        (["--hub", "http://127.0.0.1:9", "--token", "t", "--learners", "1000000000000"], "give 1 to 2000"),
+        (["--hub", "http://127.0.0.1:9", "--token", "t", "--learners", "101"], "give --yes to check with more"),
         (["--hub", "http://127.0.0.1:9", "--token", "t"], "no JupyterHub API"),
     ],
 )
@@ -215,7 +219,124 @@ def test_bad_input_exits_2_with_a_message(args: list[str], message: str, tmp_pat
         if env_token is not None:
             os.environ["JUPYTERHUB_API_TOKEN"] = env_token
     assert proc.returncode == 2, proc.stderr
-    assert message in proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_run_check_refuses_more_learners_than_it_makes() -> None:
+    with pytest.raises(UsageProblem, match="at most 2000 learners"):
+        load.run_check("http://127.0.0.1:9", "t", {"a.ipynb": {"cells": []}}, learners=10**12)
+
+
+# ---------------------------------------------------------------------------------------------
+# Ctrl-C during the check (issue 33.10), on a hub of plain data: what it says is left is what is
+
+
+class FakeHub:
+    """The admin API of a hub as plain data: its users and the users whose server runs.
+    ``interrupt_at`` (``(method, call number)``) raises KeyboardInterrupt there, as Ctrl-C would."""
+
+    def __init__(self, interrupt_at: tuple[str, int] | None = None) -> None:
+        self.users: set[str] = set()
+        self.servers: set[str] = set()
+        self.calls: dict[str, int] = {}
+        self.interrupt_at = interrupt_at
+        self.url = "http://hub.example.org"
+
+    def _count(self, method: str) -> None:
+        self.calls[method] = self.calls.get(method, 0) + 1
+        if self.interrupt_at == (method, self.calls[method]):
+            raise KeyboardInterrupt
+
+    def __call__(self, url: str, token: str) -> FakeHub:  # stands in for HubAPI(url, token)
+        return self
+
+    def info(self) -> dict[str, Any]:
+        return {"version": "5.2.1"}
+
+    def whoami(self) -> dict[str, Any]:
+        return {"kind": "user", "name": "admin", "scopes": ["admin:users", "tokens", "servers"]}
+
+    def create_users(self, names: list[str]) -> None:
+        self.users |= set(names)
+
+    def stop_server(self, name: str) -> None:
+        self._count("stop_server")
+        self.servers.discard(name)
+
+    def wait_stopped(self, name: str, timeout: float) -> bool:
+        self._count("wait_stopped")
+        return name not in self.servers
+
+    def delete_user(self, name: str) -> None:
+        self._count("delete_user")
+        self.users.discard(name)
+        self.servers.discard(name)
+
+
+def _fake_check(monkeypatch: Any, hub: FakeHub, learners: int = 3) -> Any:
+    def run_learner(admin: FakeHub, name: str, notebooks: Any, **_: Any) -> LearnerResult:
+        admin.servers.add(name)
+        return LearnerResult(name)
+
+    monkeypatch.setattr(load, "HubAPI", hub)
+    monkeypatch.setattr(load, "run_learner", run_learner)
+    return lambda: load.run_check(hub.url, "t", {"a.ipynb": {"cells": []}}, learners=learners, sample=False)
+
+
+@pytest.mark.parametrize(
+    "interrupt_at",
+    [("stop_server", 2), ("wait_stopped", 1), ("wait_stopped", 3), ("delete_user", 2)],
+    ids=lambda at: f"{at[0]} #{at[1]}",
+)
+def test_ctrl_c_while_cleaning_up_names_what_is_left(monkeypatch: Any, interrupt_at: tuple[str, int]) -> None:
+    hub = FakeHub(interrupt_at)
+    with pytest.raises(load.CheckInterrupted) as caught:
+        _fake_check(monkeypatch, hub)()
+    assert hub.users, "nothing left: the case tests nothing"
+    assert set(caught.value.users_left) == hub.users  # was: 'the users and servers it made were removed'
+    assert hub.servers <= set(caught.value.servers_left)  # never a running server left unsaid
+    said = caught.value.said()
+    assert all(name in said for name in hub.users | hub.servers) and "were removed" not in said
+
+
+def test_ctrl_c_while_the_learners_run_still_cleans_up(monkeypatch: Any) -> None:
+    hub = FakeHub()
+
+    def interrupted(admin: FakeHub, name: str, notebooks: Any, **_: Any) -> LearnerResult:
+        admin.servers.add(name)
+        raise KeyboardInterrupt
+
+    check = _fake_check(monkeypatch, hub, learners=1)
+    monkeypatch.setattr(load, "run_learner", interrupted)
+    monkeypatch.setattr(load.threading, "Thread", _InlineThread)  # Ctrl-C lands in the main thread
+    with pytest.raises(load.CheckInterrupted) as caught:
+        check()
+    assert hub.users == hub.servers == set()
+    assert caught.value.said() == "the users and servers it made were removed"
+
+
+class _InlineThread:
+    def __init__(self, target: Any, args: tuple[Any, ...], **_: Any) -> None:
+        self.target, self.args = target, args
+
+    def start(self) -> None:
+        self.target(*self.args)
+
+    def join(self) -> None:
+        pass
+
+
+def test_the_command_says_what_an_interrupted_cleanup_left(monkeypatch: Any, capsys: Any) -> None:
+    from tfgraph_lab.faces.cli import main
+
+    hub = FakeHub(("delete_user", 2))
+    _fake_check(monkeypatch, hub)
+    notebook = ROOT / "lessons" / "00_start_here.ipynb"
+    code = main(["workshop", "check", "--hub", hub.url, "--token", "t", "--learners", "3", "--notebook", str(notebook)])
+    err = capsys.readouterr().err
+    assert code == 130
+    assert "were removed" not in err and "2 users remain" in err, err
+    assert all(name in err for name in hub.users)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,6 +23,24 @@ __all__ = ["DEFAULT_NOTEBOOKS", "add_workshop_parser"]
 #: What each simulated learner runs, at the same time: the first lesson and the labs app.
 DEFAULT_NOTEBOOKS = ("00_start_here.ipynb", "labs_app.ipynb")
 TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
+#: More learners than this make that many users on the teacher's hub only with --yes.
+UNASKED_LEARNERS = 100
+#: The most learners one check makes (a user, a token, a server and a thread each; run_check
+#: refuses more too): 10**12 ended in a MemoryError making their names.
+MAX_LEARNERS = 2000
+
+
+def _learners(text: str) -> int:
+    """``--learners``: a whole number from 1 to :data:`MAX_LEARNERS` (argparse says so, exit 2)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= n <= MAX_LEARNERS:
+        raise argparse.ArgumentTypeError(
+            f"{text if len(text) <= 20 else text[:20] + '…'}: give 1 to {MAX_LEARNERS} learners"
+        )
+    return n
 
 
 def add_workshop_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
@@ -49,7 +67,17 @@ def add_workshop_parser(subparsers: argparse._SubParsersAction) -> argparse.Argu
         metavar="TOKEN",
         help=f"an admin's API token (default: ${TOKEN_ENV}; make one at HUB/hub/token as an admin)",
     )
-    check.add_argument("--learners", type=int, default=8, metavar="N", help="simulated learners (default 8)")
+    check.add_argument(
+        "--learners",
+        type=_learners,
+        default=8,
+        metavar="N",
+        help=f"simulated learners, one user each on the hub (default 8; more than {UNASKED_LEARNERS} "
+        f"needs --yes; at most {MAX_LEARNERS})",
+    )
+    check.add_argument(
+        "--yes", action="store_true", help=f"make more than {UNASKED_LEARNERS} users on the hub without asking"
+    )
     check.add_argument(
         "--notebook",
         action="append",
@@ -106,8 +134,16 @@ def _check(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from .load import run_check
+    from .load import CheckInterrupted, run_check
     from .table import figures, format_result, summary, verdict
+
+    if args.learners > UNASKED_LEARNERS and not args.yes:
+        print(
+            f"{prog}: --learners {args.learners} would make {args.learners} users and servers on "
+            f"{args.hub}; give --yes to check with more than {UNASKED_LEARNERS}",
+            file=sys.stderr,
+        )
+        return 2
 
     token = args.token or os.environ.get(TOKEN_ENV, "")
     try:
@@ -130,8 +166,11 @@ def _check(args: argparse.Namespace) -> int:
     except UsageProblem as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # run_check removed its users and servers before this arrives
-        print(f"{prog}: interrupted; the users and servers it made were removed", file=sys.stderr)
+    except CheckInterrupted as exc:  # run_check cleaned up, or says what a second Ctrl-C left
+        print(f"{prog}: interrupted; {exc.said()}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # before any user was made
+        print(f"{prog}: interrupted before it made any user", file=sys.stderr)
         return 130
     except TfgraphLabError as exc:  # the hub failed in a way no learner result can hold
         print(f"{prog}: {exc}", file=sys.stderr)

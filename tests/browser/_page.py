@@ -64,3 +64,61 @@ KERNEL_IDLE = (
     " const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;"
     " return k && k.status === 'idle'; }"
 )
+
+
+# The states JupyterLab goes through before a command runs cells, each waited for by itself so a
+# failure names the one that never came (issue 33.11: under a loaded CI machine Run All was sent
+# and never started, and the test waited out 300 s saying only that run-all did not finish).
+KERNEL_READY = (
+    "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+    " const c = w && w.sessionContext;"
+    " const k = c && c.session && c.session.kernel;"
+    " return !!(c && c.isReady && !c.isTerminating && !c.isRestarting && k"
+    " && k.connectionStatus === 'connected' && k.status === 'idle'); }"
+)
+COMMAND_ENABLED = (
+    "(command) => { const app = window.jupyterapp; const w = app && app.shell.currentWidget;"
+    " return !!(w && w.content && w.content.model && app.commands.hasCommand(command)"
+    " && app.commands.isEnabled(command)); }"
+)
+# Run All started: a cell queued ("[*]" in its prompt), the kernel busy, or a cell counted.
+CELLS_STARTED = """() => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  if (!w || !w.content || !w.content.node) return false;
+  const queued = Array.from(w.content.node.querySelectorAll('.jp-InputPrompt'))
+    .some((p) => p.textContent.includes('*'));
+  const kernel = w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  const counted = Array.from({length: w.content.model.cells.length}, (_, i) => w.content.model.cells.get(i))
+    .some((c) => c.type === 'code' && c.executionCount !== null);
+  return queued || counted || !!(kernel && kernel.status === 'busy');
+}"""
+
+
+def reached(page: Any, script: str, timeout_s: float, arg: Any = None) -> bool:
+    """Whether ``script`` became truthy within ``timeout_s`` (no failure: the caller decides)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(script, arg=arg, timeout=max(timeout_s, 0.1) * 1000, polling=250)
+    except PlaywrightTimeout:
+        return False
+    return True
+
+
+def run_until_started(page: Any, command: str, started: str, timeout_s: float, tries: int = 2) -> int:
+    """Run ``command`` once its notebook's kernel is ready and the command enabled, and wait
+    for ``started``; if it never starts, once more (``tries`` in all). Returns the try that
+    started it; fails naming the state that never came, with the notebook's state."""
+    for attempt in range(1, tries + 1):
+        wait_until(page, KERNEL_READY, timeout_s, f"{command} (try {attempt}): the kernel ready and idle")
+        wait_until(
+            page, COMMAND_ENABLED, timeout_s, f"{command} (try {attempt}): the command enabled", command
+        )
+        run_command(page, command)
+        if reached(page, started, timeout_s):
+            return attempt
+    state = page.evaluate(NOTEBOOK_STATE)
+    pytest.fail(
+        f"{command}: the first cell never queued or ran ({tries} tries, {timeout_s:.0f} s each, the "
+        f"kernel ready and the command enabled before each); notebook: {json.dumps(state)}"
+    )

@@ -49,6 +49,10 @@ def xla_key_reader() -> Callable[[tuple[Any, ...], dict[str, Any]], tuple[Any, .
     def key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
         if not executing_eagerly():
             return None
+        if not kwargs and len(args) == 1 and type(args[0]) is EagerTensor:
+            # one positional tensor, the commonest call: no generator (~0.5 us less, TF 2.21)
+            a = args[0]
+            return (ctx().device_name, ((a._datatype_enum(), a._shape_tuple()),), taping())
         if not kwargs and all(type(a) is EagerTensor for a in args):
             # the common call: positional tensors (nest.flatten would cost ~3 us more)
             fast = tuple((a._datatype_enum(), a._shape_tuple()) for a in args)

@@ -52,6 +52,7 @@ def make_call_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any
     new_frame, via_call = Frame, Via.CALL  # an enum member read per call costs ~90 ns (Python 3.11)
     assert hub.handles is not None
     eager_flags = hub.handles.eager_flag_module  # RUN_FUNCTIONS_EAGERLY lives here
+    xla_call = hub.xla.call  # the hub makes its XLA path before it makes this hook (one per install)
 
     def __call__(fn: Any, *args: Any, **kwds: Any) -> Any:
         __tracebackhide__ = True  # pytest and IPython skip this frame in tracebacks
@@ -79,7 +80,7 @@ def make_call_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any
         seconds = perf() - t0
         stack.pop()
         if state.xla:  # XLA compiles per concrete shape, even without a retrace
-            hub.xla.call(hub, frame, seconds, fn, args, kwds)
+            xla_call(hub, frame, seconds, fn, args, kwds, t0, stack)
             return result
         if frame.traces is NO_TRACES:
             served = frame.served

@@ -45,7 +45,17 @@ class Frame:
 class XlaPath(Protocol):
     """The hub's XLA path (``_xla.XlaModel``), as the ``__call__`` hook calls it."""
 
-    def call(self, hub: Host, frame: Frame, seconds: float, fn: Any, args: Any, kwargs: Any) -> None: ...
+    def call(
+        self,
+        hub: Host,
+        frame: Frame,
+        seconds: float,
+        fn: Any,
+        args: Any,
+        kwargs: Any,
+        start: float | None = None,
+        stack: Any = None,
+    ) -> None: ...
 
 
 class Host(Protocol):

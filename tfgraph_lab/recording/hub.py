@@ -147,6 +147,7 @@ class Hub:
         self.cache_owner = {}
         self.objects_seen = {}
         self.xla = XlaModel(tfa.xla_key_reader() if h.full else None, self.xla_memory)
+        self.xla.eager_flags = h.eager_flag_module
         fn_cls = h.function_class
         self.originals = {"__call__": fn_cls.__dict__["__call__"]}
         try:

@@ -520,7 +520,11 @@ def test_a_training_flag_that_reaches_keras_layers_stays_a_python_bool(layer: st
     tensor_step = tf.function(_keras_step(_keras_model(layer)))
     with pytest.raises(tf.errors.OperatorNotAllowedInGraphError):
         tensor_step(XS[8], tf.constant(True))
-    assert applied >= 1  # the shape fix (reduce_retracing=True) ran in both modes, at both sizes
+    # reduce_retracing=True relaxes the batch size, but the mode still makes a graph: TF keeps 4,
+    # as many as without it, so it is not offered as a fix (issue 32.3; it was, promising 4)
+    assert applied == 0 and "(reduce_retracing=True) would save no graph" in text, text
+    assert "reduce_retracing" not in w.report.function("keras_step").suggestion
+    assert run(FixPlan(decorator="reduce_retracing=True"))[1] == traces
 
 
 @pytest.mark.usefixtures("fresh_recording")

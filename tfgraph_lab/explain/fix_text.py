@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..model.records import FixPlan, Reason
 
-__all__ = ["SUMMARY_CHARS", "ShortFix", "clip", "plan_summary", "short_fix"]
+__all__ = ["SUMMARY_CHARS", "ShortFix", "clip", "code_with_promise", "plan_summary", "short_fix"]
 
 SUMMARY_CHARS = 125  # one line of what to change, read in seconds (about 120)
 WHOLE_CHARS = 180  # a fix without a plan this short is its own summary (its alternatives kept)
@@ -78,9 +78,15 @@ def _promise(plan: FixPlan) -> str:
     return plan.promise.split(" (", 1)[0]
 
 
-def _with_promise(plan: FixPlan, name: str) -> str:
+def code_with_promise(plan: FixPlan, name: str) -> str:
+    """A plan's code line as the short fix shows it: ``pass `lr` as `tf.constant(lr)` at every
+    call of f  # → 10 fewer graphs: …`` (a view that showed it names it instead of repeating
+    it: ``render.reasons``)."""
     code, promise = plan.code(name), _promise(plan)
     return f"{code}  # → {promise}" if promise else code
+
+
+_with_promise = code_with_promise
 
 
 def _lead(text: str) -> str:

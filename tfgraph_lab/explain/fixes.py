@@ -195,7 +195,7 @@ def reduce_retracing_plan(history: Sequence[Signature]) -> FixPlan:
     return FixPlan(
         decorator="reduce_retracing=True",
         graphs=graphs,
-        promise=f"at most {graphs} graph{'s' if graphs != 1 else ''} for these calls "
+        promise=f"{graphs} graph{'s' if graphs != 1 else ''} for these calls "
         "(the second shape seen is traced with its varying dimensions as None, and later "
         "sizes reuse that graph)",
         trade=trade,

@@ -16,6 +16,7 @@ from ..model.vocab import ReasonCode
 from .failures import VARIABLE_PER_TRACE
 from .fixes import code_name, input_signature_plan, reduce_retracing_helps, reduce_retracing_plan
 from .keras_fixes import flag_suggestion, keras_suggestion
+from .plan import graphs_before, plan_fixes
 from .trace import NOT_RETRACES
 from .whole_run import PER_DEVICE_PROMISE
 from .xla import xla_caveated
@@ -38,7 +39,9 @@ def suggest_fix(
     python_flags: Sequence[str] = (),
     failures: Collection[str] = (),
 ) -> str | None:
-    """The change that stops the function's most frequent kinds of retrace (at most two).
+    """The best change of the function's ranked plan (:func:`~tfgraph_lab.explain.plan.plan_fixes`)
+    with the others after it; without a plan that saves a graph, the change that stops the
+    function's most frequent kinds of retrace (at most two).
 
     ``role``: the function is Keras's train/test/predict step (named by TraceCallback): the
     change goes where the user's code meets Keras (:mod:`tfgraph_lab.explain.keras_fixes`).
@@ -61,6 +64,9 @@ def suggest_fix(
     counts = Counter(r.code for r in reasons if r.code not in NOT_RETRACES)
     if not counts:
         return None
+    plan = plan_fixes(summary, reasons)
+    if plan.fixes:  # the ranked plan: its best change first, each with what it saves
+        return plan.suggestion()
     # Up to two kinds of retrace, most frequent first (e.g. a Python lr *and* the last batch).
     parts = [_suggest_for(code, summary, reasons, history, python_flags) for code, _ in counts.most_common(2)]
     return "\n".join(dict.fromkeys(p for p in parts if p)) or None
@@ -105,7 +111,8 @@ def _suggest_for(
         # an input_signature would make a Keras-bound Python flag a tensor
         plan = None if python_flags else input_signature_plan(history)
         if plan is None and reduce_retracing_helps(history):
-            plan = reduce_retracing_plan(history)
+            relaxed = reduce_retracing_plan(history)
+            plan = relaxed if relaxed.graphs < graphs_before(summary) else None  # it saves a graph
         if plan is None and any(_per_replica(history, r.argument) for r in reasons if r.code == code):
             return PER_REPLICA_FIX
         if plan is None:

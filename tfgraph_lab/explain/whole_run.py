@@ -62,7 +62,9 @@ class WholeRun:
     calls used in this watch, in cache order; an input_signature covers ``known`` too (every
     graph it holds) where it can. ``name``: the function as the fix's code calls it."""
 
-    def __init__(self, history: Sequence[Signature], name: str, known: Sequence[Signature] = ()) -> None:
+    def __init__(
+        self, history: Sequence[Signature], name: str, known: Sequence[Signature] = (), before: int | None = None
+    ) -> None:
         self.history = list(history)
         # every graph the function holds (earlier cells' too): an input_signature must cover them
         self.known = list(known) or self.history
@@ -71,17 +73,25 @@ class WholeRun:
         # 2.21, MirroredStrategy over 2 logical CPUs: an input_signature leaves 2 graphs, one per
         # device; reduce_retracing 4 for batch sizes 4, 1, 2): every count is per device
         self.devices = max(1, len({_device(sig.context) for sig in self.history} - {""}))
-        self.before = len({(sig.leaves, _device(sig.context)) for sig in self.history})
+        # what a fix keeps at best: one graph per distinct signature (and device)
+        self.distinct = len({(sig.leaves, _device(sig.context)) for sig in self.history})
+        # the graphs the calls used (``explain.plan.graphs_before``: every object's, the one-off
+        # second trace of a variable-creating first call included), when the caller counted them
+        self.before = before
         self._cache: dict[Reason, Reason] = {}
         self._extra = 0
 
     @property
     def _before(self) -> int:
-        return self.before + self._extra
+        return self.before if self.before is not None else self.distinct + self._extra
 
     def reason(self, reason: Reason) -> Reason:
         """``reason`` with its plans and fix text counted over the whole run."""
         if not reason.plans or not self.history:
+            return reason
+        if (self.before if self.before is not None else self.distinct) <= 1:
+            # the watch's calls used one graph (a lab's single call after earlier ones): nothing
+            # to count a saving over, the reason stays as explained against the cache it met
             return reason
         done = self._cache.get(reason)
         if done is None:
@@ -99,14 +109,16 @@ class WholeRun:
         fix, plans = reason.fix, []
         for old in reason.plans:
             new = self._plan(old)
-            useless = new is None or (new.decorator == "reduce_retracing=True" and new.graphs >= self._before)
-            dropped = _without(fix, old.text(self.name)) if useless else None
+            # a change that saves no graph for these calls is never offered as a fix
+            useless = new is None or (0 < new.graphs >= self._before)
+            dropped = _without(fix, old.text(self.name), old.code(self.name)) if useless else None
             if dropped is not None:
                 fix = dropped
                 continue
             new = new or old
             fix = fix.replace(old.text(self.name), new.text(self.name))
             plans.append(new)
+        plans.sort(key=lambda p: p.graphs if p.graphs > 0 else self._before)  # the reason's best first
         target = self.target(reason.argument) if reason.code == ReasonCode.TYPE_CHANGED else None
         if target is not None:  # type_changed names the dtype: "always a float32 tensor"
             fix = _retarget(fix, target)
@@ -115,8 +127,9 @@ class WholeRun:
     def _plan(self, old: FixPlan) -> FixPlan | None:
         """``old`` rebuilt over the whole run; None when it no longer serves these calls (a
         ``reduce_retracing`` plan that saves no graph is the caller's to drop)."""
-        if old.hoist:
-            return replace(old, graphs=max(1, self._before))
+        if old.hoist:  # one object keeps one graph per distinct signature
+            graphs = max(1, self.distinct + self._extra)
+            return replace(old, graphs=graphs, promise=promise_text(graphs, self._before, "for the calls seen"))
         if old.decorator.startswith("input_signature="):
             dtypes = {}
             for path, _ in old.call:
@@ -129,7 +142,8 @@ class WholeRun:
             if plan is None:
                 return None
             call = tuple((p, self.rewrite(p) or e) for p, e in old.call)
-            graphs, promise = (1 + self._extra) * self.devices, old.promise
+            graphs = (1 + self._extra) * self.devices
+            promise = promise_text(graphs, self._before, "for the calls seen")
             if self.devices > 1:  # "4 fewer graphs: 2 graphs instead of 6 for the calls seen, 1 per device (…)"
                 promise = promise_text(graphs, self._before, "for the calls seen, 1 per device" + PER_DEVICE_PROMISE.split("device", 1)[1])
             return replace(
@@ -154,7 +168,9 @@ class WholeRun:
             return None
         graphs = graphs_with_reduce_retracing(history) * self.devices + self._extra
         tail = old.promise.split(" (", 1)[1] if " (" in old.promise and graphs < self._before else ""
-        promise = promise_text(graphs, self._before, "for the calls seen", "at most ")
+        # the count is modelled on TF's relaxation (fixes.graphs_with_reduce_retracing), checked
+        # against experimental_get_tracing_count() (tests/explain/test_plan_e2e.py): not a bound
+        promise = promise_text(graphs, self._before, "for the calls seen")
         return replace(old, graphs=graphs, promise=promise + (f" ({tail}" if tail else ""))
 
     def _call_plan(self, old: FixPlan) -> FixPlan:
@@ -213,12 +229,30 @@ def _device(context: str) -> str:
     return match.group(1) if match else ""
 
 
-def _without(fix: str, text: str) -> str | None:
-    """``fix`` without the plan ``text`` and the words that join it, or None."""
+def _without(fix: str, text: str, code: str = "") -> str | None:
+    """``fix`` without the plan ``text`` and the words that join it, or None. A plan that is the
+    fix's only cure (``…, or @tf.function(reduce_retracing=True) → … (no input_signature fits
+    …)``) goes with what follows it (words about that change), and the fix says it would save
+    nothing."""
     for around in _DROPPED_AROUND:
         if around + text in fix:
             return fix.replace(around + text, "", 1)
-    return None
+    at = fix.find(text)
+    if at < 0:
+        return None
+    head = fix[:at].rstrip()
+    for join in _DANGLING:
+        if head.endswith(join):
+            head = head[: -len(join)].rstrip()
+            break
+    saved_none = f"{code} would save no graph for these calls (other arguments make them)" if code else ""
+    if not head:
+        return saved_none
+    return f"{head}; {saved_none}" if saved_none else head
+
+
+# the words before a plan that is a fix's only cure (explain.arguments' texts)
+_DANGLING = (", or accept any rank:", "; to share one graph:", ", or", ":", ";")
 
 
 def _retarget(fix: str, dtype: str) -> str:

@@ -324,7 +324,8 @@ def _count_whole_run(acc: _Acc, events: list[Event]) -> None:
     if not any(r.plans for r in acc.reasons):
         return
     used = [g.signature for i, g in enumerate(acc.graphs) if g.in_watch or acc.hits.get(i)]
-    whole = WholeRun(used, code_name(acc.info.qualname), [g.signature for g in acc.graphs])
+    # the graphs before a fix, counted as explain.plan.graphs_before counts them from the report
+    whole = WholeRun(used, code_name(acc.info.qualname), [g.signature for g in acc.graphs], before=len(used) or None)
     acc.reasons = list(whole.reasons(acc.reasons))
     for at in acc.events:
         if at < len(events) and events[at].reasons:

@@ -21,6 +21,7 @@ from ..model.vocab import ReasonCode, Via
 from .blocks import stat_html, stats_html
 from .chart import chart_html
 from .compare import report_verdict
+from .fix_plan import mark_shown, plan_html
 from .format import as_cached_calls, call_label, fmt_seconds, place, plural, runs_on, short_path, visible
 from .reasons import failure_html, reasons_html
 from .style import style_tag
@@ -200,6 +201,8 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
         out.append(
             f"<div class='tfgl-notice'>ran eagerly {plural(fn.eager_calls, 'time')}: no graph, no tracing</div>"
         )
+    plan = report.plan(fn)
+    out.append(plan_html(plan))  # the change that saves most, before the details
     if fn.graphs:
         shown_graphs, folded = graphs_shown(fn, view)
         head, middle, tail = long_cache_split(shown_graphs, view)
@@ -219,6 +222,7 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
     out.append(xla_html(fn, events))
     shown = [e for e in events if any(r.code != ReasonCode.FIRST_TRACE for r in e.reasons) or e.failed_trace]
     said: set[tuple[str, str]] = set()
+    mark_shown(plan, said)
     for e in shown[:MAX_RETRACES_SHOWN]:
         out.append(_event_html(e, fn, said, report.labels))
     if len(shown) > MAX_RETRACES_SHOWN:
@@ -230,7 +234,7 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
             f"<div class='tfgl-hint tfgl-notice'>hint — stale capture, no retrace: {escape(hint)}</div>"
         )
     suggestion = fn.suggestion
-    if suggestion:
+    if suggestion and not plan.fixes:  # with a plan, the plan above is the suggestion
         out.append(f"<div>suggested fix:</div><pre class='tfgl-suggestion'>{escape(suggestion)}</pre>")
     out.append("</div>")
     return "".join(out)

@@ -24,16 +24,16 @@ def fix_html(reason: Reason, name: str = "f", shown_at: str = "") -> str:
     """The fix in its short form (what to change, the code, the trade-off), the full text folded
     under it; ``shown_at`` (``call #2``): the same change was shown there, said once."""
     short = short_fix(reason, name)
-    if shown_at:
-        said = f"{short.summary.rstrip(' ,:;')}: the change shown at {shown_at}"
-        return f"<div class='tfgl-fix'><b>fix:</b> {escape(said)}</div>"
-    code = f"<div><code>{escape(short.code)}</code></div>" if short.code else ""
-    trade = f"<div>trade-off: {escape(short.tradeoff)}</div>" if short.tradeoff else ""
     full = (
         f"<details><summary>full fix</summary>{escape(reason.fix)}</details>"
         if reason.fix != short.summary
         else ""
     )
+    if shown_at:
+        said = f"{short.summary.rstrip(' ,:;')}: the change shown at {shown_at}"
+        return f"<div class='tfgl-fix'><b>fix:</b> {escape(said)}{full}</div>"
+    code = f"<div><code>{escape(short.code)}</code></div>" if short.code else ""
+    trade = f"<div>trade-off: {escape(short.tradeoff)}</div>" if short.tradeoff else ""
     return f"<div class='tfgl-fix'><b>fix:</b> {escape(short.summary)}{code}{trade}{full}</div>"
 
 

@@ -13,6 +13,7 @@ from ..model.records import Event, FunctionSummary, GraphSummary
 from ..model.view import ViewOptions
 from ..model.vocab import ReasonCode, Via
 from .compare import report_verdict
+from .fix_plan import mark_shown, plan_lines
 from .format import as_cached_calls, call_label, fmt_seconds, place, plural, runs_on, short_path, visible
 from .reasons import reason_lines
 from .xla import xla_headline, xla_lines, xla_row_note
@@ -176,6 +177,8 @@ def _render_text(report: TraceReport, view: ViewOptions) -> str:
         lines.append(f"{fn.qualname}  ({_where(fn, report.labels)})")
         if fn.eager_calls:
             lines.append(f"  ran eagerly {plural(fn.eager_calls, 'time')}: no graph, no tracing")
+        plan = report.plan(fn)
+        lines += plan_lines(plan)  # the change that saves most, before the details
         if fn.graphs:
             lines.append("  graph cache:")
             shown_graphs, folded = graphs_shown(fn, view)
@@ -195,6 +198,7 @@ def _render_text(report: TraceReport, view: ViewOptions) -> str:
         if explained:
             lines.append("  traces:")
             said: set[tuple[str, str]] = set()
+            mark_shown(plan, said)
             for e in explained[:MAX_RETRACES_SHOWN]:
                 lines += _event_lines(e, fn, said, report.labels)
             if len(explained) > MAX_RETRACES_SHOWN:
@@ -203,7 +207,7 @@ def _render_text(report: TraceReport, view: ViewOptions) -> str:
         for hint in fn.hints:
             lines.append(f"  hint (no retrace, but stale): {hint}")
         suggestion = fn.suggestion
-        if suggestion:
+        if suggestion and not plan.fixes:  # with a plan, the plan above is the suggestion
             lines.append("  suggested fix:")
             lines += ["    " + s for s in suggestion.splitlines()]
     lines += tf_warning_lines(report.warnings)

@@ -320,13 +320,9 @@ def choose_fix(report: TraceReport, name: str | None = None) -> FixChoice | None
     """The fix to try for ``name`` (or for the first function that retraced, or that XLA
     compiled again without a retrace); None when nothing retraced.
 
-    Of every plan the report gives for the function's retraces, the one that leaves fewest
-    graphs for the calls seen (the first the report prints among equals); a plan that saves
-    no graph (its ``graphs`` not below the graphs the function traced) is never tried. Each
-    plan is taken as of its last occurrence: a plan is built from the graphs seen so far, so
-    the last one of the same kind (same reason and argument, same decorator keyword or
-    call-site rewrite) covers every call of the run — an input_signature wide enough for all
-    of them, the graphs it leaves for all."""
+    The best fix of the function's ranked plan (``report.plan``, :mod:`tfgraph_lab.explain.plan`):
+    the first fix every view shows, the one that saves most graphs for the calls seen; a plan
+    that saves no graph is never tried."""
     candidates = _retracing_functions(report)
     if name is not None:
         candidates = [f for f in candidates if f.qualname == name or f.qualname.endswith("." + name)]
@@ -342,36 +338,22 @@ def choose_fix(report: TraceReport, name: str | None = None) -> FixChoice | None
         if r.code not in NOT_RETRACES
     ]
     if reasons:
-        # each kind of plan at its first place in the report, as of its last occurrence
-        latest: dict[tuple[object, ...], tuple[str, FixPlan]] = {}
-        for r in reasons:
-            for p in r.plans:
-                kind = (r.code, r.argument, *_kind(p))
-                latest[kind] = (latest[kind][0] if kind in latest else r.code, p)
-        order = list(latest.values())
-        traced = sum(g.traces for g in report.functions if (g.qualname, g.filename) == key)
-        saving = [(code, p) for code, p in order if p.graphs < traced]
-        if saving:
-            code, best = min(saving, key=lambda cp: cp[1].graphs)
-            return FixChoice(f, best, code)
+        plan = report.plan(f)
+        if plan.best is not None:
+            return FixChoice(f, plan.best.plan, plan.best.code)
         first = reasons[0]
-        if not order:
+        if not any(r.plans for r in reasons):
             return FixChoice(f, None, first.code, first.fix)
         return FixChoice(
             f,
             None,
             first.code,
-            f"no fix of the report leaves fewer graphs than the {traced} traced for the calls seen: "
+            f"no fix of the report leaves fewer graphs than the {plan.before} the calls used: "
             + first.fix,
         )
     if f.jit_compile and f.xla_compiles > max(f.traces, 1):
         return FixChoice(f, XLA_OFF, "xla-recompile")
     return FixChoice(f, None, ReasonCode.UNEXPLAINED, f.suggestion or "")
-
-
-def _kind(plan: FixPlan) -> tuple[str, tuple[tuple[str, str], ...], bool]:
-    """What a plan changes: the decorator keyword, the call-site rewrites, hoisting."""
-    return plan.decorator.split("=", 1)[0], plan.call, plan.hoist
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from ..model.view import ViewOptions
 from .schema import first_problem
 
 if TYPE_CHECKING:
+    from ..explain.plan import FunctionPlan
     from .fix_trial import FixTrial
 
 __all__ = ["JSON_VERSION", "TraceReport"]
@@ -195,6 +196,17 @@ class TraceReport:
                 continue
             out[f.qualname] = out.get(f.qualname, 0) + f.traces
         return out
+
+    def plan(self, function: FunctionSummary | str) -> FunctionPlan:
+        """The ranked fixes of a function (a summary of this report, or a name as
+        :meth:`function` takes it): best first, each with the graphs it leaves for the calls seen;
+        a change that saves no graph is not among them (:mod:`tfgraph_lab.explain.plan`)."""
+        from ..explain.plan import plan_fixes
+
+        fn = function if isinstance(function, FunctionSummary) else self.function(function)
+        key = (fn.qualname, fn.filename)
+        reasons = [r for e in self.events if (e.qualname, e.filename) == key for r in e.reasons]
+        return plan_fixes(fn, reasons)
 
     def suggest(self, qualname: str) -> str | None:
         """The decorator or call change that would stop ``qualname`` retracing, if any."""

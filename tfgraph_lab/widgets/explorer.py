@@ -14,6 +14,7 @@ import ipywidgets as W
 
 from ..model.records import Event, FunctionSummary
 from ..render.blocks import count_html, table_html
+from ..render.fix_plan import plan_html
 from ..render.format import call_label, fmt_seconds, runs_on, visible
 from ..render.html import render_html
 from ..render.reasons import failure_html, reasons_html
@@ -109,6 +110,8 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
             + "</div>"
             + count_html(sum(f.retraces for f in functions), "retrace", "retraces")
             + f"</div><div class='tfgl-muted'>{len(events):,} events{more}</div>"
+            # each function's fixes, best first: the plan every view shows
+            + "".join(plan_html(self.report.plan(f), named=True) for f in functions)
         )
         first_trace = next((i for i, e in enumerate(self._events) if e.traced), 0)
         self.calls.value = first_trace if self._events else None

@@ -66,7 +66,11 @@ def suggest_fix(
         return None
     plan = plan_fixes(summary, reasons)
     if plan.fixes:  # the ranked plan: its best change first, each with what it saves
-        return plan.suggestion()
+        text = plan.suggestion()
+        best = plan.fixes[0].plan
+        if summary.jit_compile or xla_caveated(reasons):  # it, or a function it calls, under XLA
+            text += XLA_VALUE_NOTE if best.call and not best.decorator else "\n" + XLA_SHAPE_NOTE
+        return text
     # Up to two kinds of retrace, most frequent first (e.g. a Python lr *and* the last batch).
     parts = [_suggest_for(code, summary, reasons, history, python_flags) for code, _ in counts.most_common(2)]
     return "\n".join(dict.fromkeys(p for p in parts if p)) or None

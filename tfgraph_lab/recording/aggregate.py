@@ -34,6 +34,9 @@ class Aggregate:
     functions: tuple[FunctionSummary, ...]
     events: tuple[Event, ...]
     runs: tuple[CallRun, ...]
+    # the watch's own work on its slow path (trace callbacks, explaining, the live log): kept out
+    # of every trace's cost, stated once (report.watch_seconds)
+    watch_seconds: float = 0.0
 
 
 # The counts a FunctionSummary takes as they are summed over the log (same names on CountRow).
@@ -167,6 +170,7 @@ def aggregate(
         return outcome
 
     gi: int | None
+    watch_seconds = 0.0
     n = 0  # the call index (a summarised run advances it by its number of calls)
     for i, entry in enumerate(entries):
         if type(entry) is HitRun:
@@ -214,6 +218,7 @@ def aggregate(
             n += 1
             continue
         assert isinstance(entry, CallRecord)
+        watch_seconds += entry.tool_seconds + sum(g.tool_seconds for g in entry.traces)
         state = entry.state
         acc = acc_for(state)
         is_call = entry.via == Via.CALL
@@ -315,7 +320,7 @@ def aggregate(
         suggestion = suggest_fix(summary, acc.reasons, history, info.role, info.python_flags, acc.failures)
         summaries.append(replace(summary, suggestion=suggestion or None))
     summaries.sort(key=lambda f: (f.framework, -f.retraces, -f.traces, f.qualname))
-    return Aggregate(tuple(summaries), tuple(events), tuple(runs))
+    return Aggregate(tuple(summaries), tuple(events), tuple(runs), watch_seconds)
 
 
 def _count_whole_run(acc: _Acc, events: list[Event]) -> None:

@@ -118,6 +118,7 @@ class GraphState:
         "seq",
         "signature",
         "state",
+        "tool_seconds",
         "via",
         "wasted_of",
         "xla_keys",
@@ -146,6 +147,7 @@ class GraphState:
         self.xla_last: Any = None  # (device, leaves) of its last XLA compilation
         self.xla_sites: Any = None  # XLA functions called inside this graph (_xla.Site)
         self.xla_tracked = False  # its runs' concrete sizes are seen (_xla.XlaModel.ran)
+        self.tool_seconds = 0.0  # the watch's own work when TF reported it (the trace callback)
 
 
 @dataclass(slots=True, eq=False)
@@ -168,6 +170,11 @@ class CallRecord:
     # a trace whose call began before the hooks were in (another thread traced when the watch
     # started): its cost is not measured, and ``seconds`` (0) is not it
     began_before_watch: bool = False
+    # The watch's own work making this record (explaining its traces, the live log), after the
+    # call's span. What the watch did inside the span (each graph's trace callback, the records
+    # of the calls the trace made: a nested function's explaining) is out of ``seconds``, so a
+    # trace's cost is TensorFlow's; the callbacks' time is on the graphs (``tool_seconds``).
+    tool_seconds: float = 0.0
 
 
 @dataclass
@@ -214,10 +221,12 @@ class ThreadStack(list):  # type: ignore[type-arg]
     thread.
     """
 
-    __slots__ = ("thread",)
+    __slots__ = ("spent", "thread")
 
     def __init__(self) -> None:
         super().__init__()
+        # seconds of the watch's own work inside each call in progress (the slow path's only)
+        self.spent: dict[Any, float] = {}
         current = threading.current_thread()
         self.thread: str | None = None if current is threading.main_thread() else current.name
 

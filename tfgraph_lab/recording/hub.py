@@ -46,6 +46,8 @@ from .host import NO_TRACES, Frame
 from .tf_warnings import RetraceWarningHandler, handler_installed, install_handler, remove_handler
 from .xla import XlaMemory, XlaModel, XlaOutcome
 
+_perf = time.perf_counter
+
 __all__ = ["HUB", "Hub", "hooks_installed"]
 
 
@@ -281,16 +283,24 @@ class Hub:
         state.graph_list.append(graph)
 
     def on_concrete_function(self, cf: Any) -> None:
-        """CONCRETE_FUNCTION_CALLBACKS entry: one new graph, on the thread that traced it."""
+        """CONCRETE_FUNCTION_CALLBACKS entry: one new graph, on the thread that traced it. Runs
+        inside the traced call's span: its time is the watch's, not TensorFlow's (charged)."""
+        began = _perf()
+        graph = None
         try:
-            self._on_concrete_function(cf)
+            graph = self._on_concrete_function(cf)
         except Exception:
             logging.getLogger(__name__).debug("tfgraph_lab: trace not recorded", exc_info=True)
+        finally:
+            spent = _perf() - began
+            if graph is not None:
+                graph.tool_seconds = spent
+            charge(self.stack(), spent)
 
-    def _on_concrete_function(self, cf: Any) -> None:
+    def _on_concrete_function(self, cf: Any) -> GraphState | None:
         trace = tfa.trace_in_progress()
         if trace is None:
-            return  # a helper trace TF keeps in no cache (fn_with_cond, initialize_variables)
+            return None  # a helper trace TF keeps in no cache (fn_with_cond, initialize_variables)
         owner = self.cache_owner.get(trace.cache_id)
         frame = None
         for candidate in reversed(self.stack()):
@@ -322,6 +332,7 @@ class Hub:
             record.caller = tfa.user_place(caller_location())
             record.reasons = explain_new_graph(self.history, state, graph, None)
             self.add_record(record)
+        return graph
 
     def trace_origin(self, state: FunctionState, frame_via: Via) -> Via:
         """How a graph came about: a call, get_concrete_function, tf.data, a SavedModel save."""
@@ -353,11 +364,40 @@ class Hub:
         xla: XlaOutcome | None = None,
         graph: GraphState | None = None,
     ) -> None:
-        """The slow path: a call that traced, raised, ran no graph, or compiled with XLA."""
+        """The slow path: a call that traced, raised, ran no graph, or compiled with XLA.
+
+        ``seconds`` is the call's span; the watch's own work inside it (the trace callbacks, the
+        records of the calls the trace made) is taken out, so the record's ``seconds`` is
+        TensorFlow's time. This method's own time is the record's ``tool_seconds``, charged to
+        the calls still in progress around it (their spans hold it)."""
+        began = _perf()
         # When the call began, to within the microsecond since the hook read the clock.
-        start = time.perf_counter() - seconds
+        start = began - seconds
+        stack = self.stack()
+        inside = stack.spent.pop(frame, 0.0)
+        state = frame.state
+        record = CallRecord(state, self.trace_origin(state, frame.via), max(0.0, seconds - inside), start)
+        try:
+            self._fill_slow_record(record, frame, fn, args, kwargs, exc, xla, graph)
+        finally:
+            own = _perf() - began
+            record.tool_seconds = own
+            charge(stack, own)
+            if not stack:
+                stack.spent.clear()  # no call in progress on this thread: nothing left to charge
+
+    def _fill_slow_record(
+        self,
+        record: CallRecord,
+        frame: Frame,
+        fn: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        exc: BaseException | None,
+        xla: XlaOutcome | None,
+        graph: GraphState | None,
+    ) -> None:
         state, traces, served = frame.state, frame.traces, frame.served
-        record = CallRecord(state, self.trace_origin(state, frame.via), seconds, start)
         record.thread = self.stack().thread
         record.traces = list(traces)
         record.xla = xla
@@ -395,6 +435,16 @@ class Hub:
                 reasons.extend(explain_failure(record.error, state.info.qualname))
             record.reasons = tuple(reasons)
         self.add_record(record)
+
+
+def charge(stack: ThreadStack, seconds: float) -> None:
+    """The watch's own work of ``seconds`` happened inside every call in progress on this
+    thread (an outer function's trace holds a nested function's records): not TensorFlow's."""
+    if seconds <= 0.0:
+        return
+    spent = stack.spent
+    for frame in stack:
+        spent[frame] = spent.get(frame, 0.0) + seconds
 
 
 HUB = Hub()

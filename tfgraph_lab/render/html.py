@@ -36,6 +36,7 @@ from .text import (
     tf_warnings_said,
     tracing_time,
     untimed_text,
+    watch_cost_text,
 )
 from .timeline import timeline
 from .xla import xla_headline, xla_html, xla_row_note
@@ -81,6 +82,9 @@ def _render_html(report: TraceReport, view: ViewOptions) -> str:
         for fn in hidden:
             parts.append(_function_block(report, fn, traced_events.get((fn.qualname, fn.filename), []), view))
         parts.append("</details>")
+    watch_cost = watch_cost_text(report)
+    if watch_cost:
+        parts.append(f"<p class='tfgl-muted tfgl-watch-cost'>{escape(watch_cost)}</p>")
     if report.warnings:
         items = "".join(f"<li><code>{escape(w)}</code></li>" for w in tf_warnings_said(report.warnings))
         parts.append(f"<h4>{escape(TF_WARNINGS_TITLE)}</h4><ul class='tfgl-tf-warnings'>{items}</ul>")

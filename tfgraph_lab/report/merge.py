@@ -152,6 +152,7 @@ def merge_reports(
         degraded=tuple(dict.fromkeys(d for r in reports for d in r.degraded)),
         # cells of different processes share no file name (ipykernel's include the pid)
         labels={k: v for r in reports for k, v in r.labels.items()},
+        watch_seconds=sum(r.watch_seconds for r in reports),
     )
     return MergedReport(merged, tuple(name for name, _ in named), tuple(breakdown))
 

@@ -201,6 +201,7 @@ SCHEMA: dict[str, Any] = {
         compare_eager={"$ref": "#/$defs/compare_eager"},
         labels={"type": "object", "additionalProperties": _STR},  # {filename: "In [3]"}
         processes={"type": "array", "items": {"$ref": "#/$defs/process"}},
+        watch_seconds=_SECONDS,  # the watch's own work, kept out of every trace's cost
     ),
     "$defs": {
         "fix_plan": _FIX_PLAN,

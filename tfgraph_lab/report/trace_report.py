@@ -53,6 +53,9 @@ class TraceReport:
     labels: Mapping[str, str] = field(default_factory=dict)
     # a merged report's per-process breakdown, as its JSON holds it (see merge.MergedReport)
     processes: tuple[Mapping[str, Any], ...] = ()
+    # the watch's own work on its slow path (trace callbacks, explaining, the live log): not in
+    # any trace's cost, which is TensorFlow's own tracing time
+    watch_seconds: float = 0.0
     view: ViewOptions = field(default_factory=ViewOptions, compare=False)
 
     def with_view(self, view: ViewOptions | None = None, **changes: Any) -> TraceReport:
@@ -265,6 +268,7 @@ class TraceReport:
             **({"compare_eager": self.compare_eager} if self.compare_eager else {}),
             **({"labels": dict(self.labels)} if self.labels else {}),
             **({"processes": [dict(p) for p in self.processes]} if self.processes else {}),
+            **({"watch_seconds": self.watch_seconds} if self.watch_seconds else {}),
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -305,6 +309,7 @@ class TraceReport:
             runs=tuple(CallRun.from_dict(r) for r in data.get("summarised_runs", [])),
             labels={str(k): str(v) for k, v in (data.get("labels") or {}).items()},
             processes=tuple(data.get("processes") or ()),
+            watch_seconds=float(data.get("watch_seconds") or 0.0),
         )
 
     @classmethod

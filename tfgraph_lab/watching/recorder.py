@@ -254,6 +254,7 @@ class TraceRecorder:
                 for w in b.unknown_names(agg.functions)
             ),
             labels=_labels_for(agg.functions, agg.events, _HUB.labels),
+            watch_seconds=agg.watch_seconds,
             view=self.view,
         )
 

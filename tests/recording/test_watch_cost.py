@@ -1,0 +1,86 @@
+"""A trace's cost is TensorFlow's own tracing time, not the watch's (issue 36.3).
+
+The watch's own work on the slow path (the trace callback, explaining a trace, the live log)
+happens inside the span of every call still in progress: an outer function's trace holds the
+records of the nested calls it makes. That work is taken out of each trace's cost and stated
+once, as ``report.watch_seconds``. Checked with a clock that jumps 100 s whenever the watch
+explains a trace, so no wall-clock time is asserted: a cost that held the watch's work would
+be over 100 s.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import tfgraph_lab  # noqa: E402
+from tfgraph_lab.recording import hooks, hub  # noqa: E402
+from tfgraph_lab.report.trace_report import TraceReport  # noqa: E402
+
+JUMP = 100.0
+
+
+@pytest.fixture
+def jumping_clock(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The recording's clock jumps ``JUMP`` seconds each time the watch explains a new graph;
+    returns the list of jumps made (one per graph explained)."""
+    offset = [0.0]
+    jumps: list[int] = []
+
+    def clock() -> float:
+        return time.perf_counter() + offset[0]
+
+    real_explain = hub.explain_new_graph
+
+    def slow_explain(*args: Any, **kwargs: Any) -> Any:
+        offset[0] += JUMP
+        jumps.append(1)
+        return real_explain(*args, **kwargs)
+
+    monkeypatch.setattr(hooks, "_perf", clock)  # the hooks bind it when a watch installs them
+    monkeypatch.setattr(hub, "_perf", clock)
+    monkeypatch.setattr(hub, "explain_new_graph", slow_explain)
+    return jumps
+
+
+def test_a_nested_functions_explaining_is_not_in_the_outer_traces_cost(jumping_clock: list[int]) -> None:
+    @tf.function
+    def inner(x: Any) -> Any:
+        return x * 2
+
+    @tf.function
+    def outer(x: Any) -> Any:
+        return inner(x) + 1  # traced inside outer's trace: inner's record is made in outer's span
+
+    with tfgraph_lab.watch() as w:
+        outer(tf.ones([2]))
+        outer(tf.ones([3]))  # both retrace: four graphs explained, four jumps
+    report = w.report
+    assert len(jumping_clock) == 4
+    traced = [e for e in report.events if e.traced]
+    assert {e.qualname.rsplit(".", 1)[-1] for e in traced} == {"inner", "outer"}
+    for e in traced:
+        assert e.seconds < JUMP, f"{e.qualname}'s cost holds the watch's explaining: {e.seconds:.1f} s"
+    assert report.trace_seconds < JUMP
+    assert report.watch_seconds >= 4 * JUMP  # stated once, apart
+    assert outer.experimental_get_tracing_count() == 2 and inner.experimental_get_tracing_count() == 2
+
+
+def test_the_watch_cost_is_said_once_and_kept_in_the_json(jumping_clock: list[int]) -> None:
+    @tf.function
+    def step(x: Any) -> Any:
+        return x + 1
+
+    with tfgraph_lab.watch() as w:
+        step(tf.ones([2]))
+        step(tf.ones([3]))
+    report = w.report
+    text = str(report)
+    assert text.count("the watch itself:") == 1 and "over 2 traces" in text
+    assert report._repr_html_().count("the watch itself:") == 1
+    again = TraceReport.from_json(report.to_json())
+    assert again.watch_seconds == pytest.approx(report.watch_seconds) and again.watch_seconds >= 2 * JUMP

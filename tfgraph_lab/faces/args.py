@@ -71,6 +71,13 @@ FLAGS: tuple[Flag, ...] = (
         helps={RUN: "Print neither the live retrace lines nor the report (outputs are still written)."},
     ),
     _flag(
+        "--summary",
+        action="store_true",
+        faces=(MAGIC, RUN),
+        help="Show a summary: the headline and one line per function (traces, graphs, its best fix "
+        "and what it saves).",
+    ),
+    _flag(
         "-o",
         "--output",
         action="store_true",
@@ -207,4 +214,5 @@ def watch_options(args: argparse.Namespace) -> WatchOptions:
 def view_options(args: argparse.Namespace) -> ViewOptions:
     """What the parsed flags ask to be shown."""
     given = vars(args)
-    return ViewOptions.of_all(bool(given.get("all")), brevity="quiet" if given.get("quiet") else "full")
+    brevity = "quiet" if given.get("quiet") else "summary" if given.get("summary") else "full"
+    return ViewOptions.of_all(bool(given.get("all")), brevity=brevity)

@@ -24,8 +24,9 @@ from .counts import Selection
 
 __all__ = ["BREVITIES", "ViewOptions"]
 
-# How much a face shows: the whole report, or nothing (the report is still built and written).
-BREVITIES = ("full", "quiet")
+# How much a face shows: the whole report, a summary (headline, one line per function with its
+# best fix: --summary), or nothing (the report is still built and written).
+BREVITIES = ("full", "summary", "quiet")
 
 _Row = TypeVar("_Row")
 

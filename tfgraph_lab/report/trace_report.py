@@ -320,6 +320,10 @@ class TraceReport:
     def __str__(self) -> str:
         from ..render.text import render_text
 
+        if self.view.brevity == "summary":
+            from ..render.summary import render_summary
+
+            return render_summary(self, self.view)
         return render_text(self, self.view)
 
     def __repr__(self) -> str:
@@ -331,6 +335,10 @@ class TraceReport:
     def _repr_html_(self) -> str:
         from ..render.html import render_html
 
+        if self.view.brevity == "summary":
+            from ..render.summary import render_summary_html
+
+            return render_summary_html(self, self.view)
         return render_html(self, self.view)
 
     def _repr_mimebundle_(self, include: Iterable[str] | None = None, exclude: Any = None) -> dict[str, str]:

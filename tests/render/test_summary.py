@@ -1,0 +1,63 @@
+"""The summary view (issue 32.7): the headline, then one line per function with its plan's best
+fix and what it saves — through the API, ``%%tracewatch --summary`` and ``tfgraph-lab run --summary``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tensorflow as tf
+
+import tfgraph_lab
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "faces"))
+from _cli import run_cli  # noqa: E402
+
+
+def scaled(x, k):  # type: ignore[no-untyped-def]
+    return tf.reduce_sum(x) * k
+
+
+@pytest.mark.usefixtures("fresh_recording")
+def test_summary_is_the_headline_and_one_line_per_function_with_its_best_fix() -> None:
+    fn = tf.function(scaled)
+    calm = tf.function(lambda x: x + 1.0)
+    with tfgraph_lab.watch() as w:
+        for k in (1.0, 2.0, 3.0):
+            fn(tf.ones([2]), k)
+        calm(tf.ones([2]))
+    summary = w.report.with_view(brevity="summary")
+    text = str(summary)
+    lines = text.splitlines()
+    assert lines[0] == "tracewatch · " + w.report.headline()
+    best = w.report.plan("scaled").best
+    assert best is not None and best.graphs == 1  # tf.constant(k): TF's count is checked in test_plan_e2e
+    assert lines[1:] == [
+        f"  scaled: 3 traces · 3 graphs · best fix: {best.line('scaled')}",
+        f"  {w.report.functions[1].qualname}: 1 trace · 1 graph · no retrace",
+    ], text
+    assert len(lines) < len(str(w.report).splitlines())  # between everything and nothing
+    assert best.line("scaled") in summary._repr_html_().replace("&#x27;", "'").replace("&gt;", ">")
+
+
+def test_magic_summary_flag(shell: Any, capsys: Any) -> None:
+    shell.run_cell("import tensorflow as tf\ng = tf.function(lambda x, k: x * k)")
+    result = shell.run_cell("%%tracewatch --summary -v srep\nfor k in (1.0, 2.0):\n    g(tf.ones([2]), k)\n")
+    assert result.success
+    shown = capsys.readouterr().out
+    assert "best fix: pass `k` as `tf.constant(k)`" in shown and "graph cache:" not in shown, shown
+
+
+@pytest.mark.slow
+def test_cli_run_summary_flag(tmp_path: Path) -> None:
+    script = tmp_path / "s.py"
+    script.write_text(
+        "import tensorflow as tf\n@tf.function\ndef step(x, n):\n    return x * n\n"
+        "for n in (1.0, 2.0, 3.0):\n    step(tf.ones([2]), n)\n"
+    )
+    proc = run_cli("run", "--summary", str(script), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "  step: 3 traces · 3 graphs · best fix: pass `n` as `tf.constant(n)`" in proc.stderr, proc.stderr
+    assert "graph cache:" not in proc.stderr

@@ -3,17 +3,14 @@ fix and what it saves — through the API, ``%%tracewatch --summary`` and ``tfgr
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import tensorflow as tf
+from _cli import run_cli
 
 import tfgraph_lab
-
-sys.path.insert(0, str(Path(__file__).parent.parent / "faces"))
-from _cli import run_cli  # noqa: E402
 
 
 def scaled(x, k):  # type: ignore[no-untyped-def]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+pytest_plugins = ["pytester"]  # tests/faces/test_pytest_plugin.py runs the plugin in a pytest of its own
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:

@@ -220,7 +220,7 @@ ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
 FOLDERS = ["model", "adapter", "explain", "recording", "render", "report", "watching", "trial", "keras",
            "widgets", "exercises", "hubcheck", "faces"]
 OUTSIDE = {"tensorflow", "keras", "IPython", "ipywidgets", "traitlets", "anywidget", "numpy", "requests",
-           "websocket", "psutil"}
+           "websocket", "psutil", "pytest"}
 
 
 def folder_sections() -> dict[str, str]:

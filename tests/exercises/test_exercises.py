@@ -149,7 +149,8 @@ def test_hints_cycle_and_solution_shows_code() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("guess", "passed"), [(None, None), (3, True), (2, False), ("3", False), (True, False)]
+    ("guess", "passed"),
+    [(None, None), (3, True), (2, False), ("3", True), (3.0, True), (True, False), (3.5, False)],
 )
 def test_check_prediction(guess: Any, passed: bool | None) -> None:
     @tf.function
@@ -369,7 +370,9 @@ def test_a_rerun_measuring_cell_asks_for_the_definition_first() -> None:
     assert ex.check_prediction(2, again.report).passed is None
 
 
-@pytest.mark.parametrize("wrap", ["tf.numpy_function(np.square, [x], tf.float32)", "tf.py_function(np.square, [x], tf.float32)"])
+@pytest.mark.parametrize(
+    "wrap", ["tf.numpy_function(np.square, [x], tf.float32)", "tf.py_function(np.square, [x], tf.float32)"]
+)
 def test_a_numpy_square_is_not_yet(wrap: str) -> None:
     """00: one graph and the right values, but NumPy squares it outside the graph."""
     code = f"@tf.function\ndef square(x):\n    return {wrap}\n"
@@ -377,3 +380,85 @@ def test_a_numpy_square_is_not_yet(wrap: str) -> None:
     exec(code, namespace)
     feedback = ex.check("00-square", namespace["square"])
     assert feedback.passed is False and "calls back into Python" in feedback.summary, str(feedback)
+
+
+def test_a_tf_function_of_tensorflows_own_square_is_the_learners_tf_function() -> None:
+    """Issue 34.3: ``tf.function(tf.square)`` was "no tf.function was called" (the recorder hides
+    functions whose code is TF's); the check counts the tf.function the learner handed in."""
+    feedback = ex.check("00-square", tf.function(tf.square))
+    assert feedback.passed is True, str(feedback)
+    assert "square: 3 calls served by 1 graph" in str(feedback)
+    assert ex.check("00-square", tf.function(tf.abs)).passed is False
+
+
+@pytest.mark.parametrize(
+    ("guess", "measured"),
+    [
+        (2.0, 2),
+        (np.int64(2), 2),
+        ("2", 2),
+        (" 2 ", 2),
+        (np.float32(2.0), 2),
+        (0, False),
+        (np.False_, False),
+        ("False", False),
+        (1, True),
+        (np.True_, True),
+        (2, 2.0),
+        ("2.0", 2.0),
+        (False, np.False_),
+    ],
+)
+def test_a_guess_is_read_as_the_number_it_means(guess: Any, measured: Any) -> None:
+    """Issue 34.3: 2.0, np.int64(2) and '2' are the count 2; 0 and np.False_ are False."""
+    feedback = ex.check_prediction(guess, measured, what="measured")
+    assert feedback.passed is True, str(feedback)
+    wrong = (
+        ex.check_prediction(3, measured, what="measured")
+        if not isinstance(measured, (bool, np.bool_))
+        else None
+    )
+    assert wrong is None or wrong.passed is False
+
+
+@pytest.mark.parametrize(
+    ("guess", "measured", "says"),
+    [
+        (2.5, 2, "a count is a whole number: 2.5 is not one"),
+        ("2.5", 2, "a count is a whole number: 2.5 is not one"),
+        (True, 2, "a guess is a whole number here, got True"),
+        ("two", 2, "a guess is a whole number here, got 'two'"),
+        (2, False, "a guess is True or False here, got 2"),
+    ],
+)
+def test_a_guess_that_is_no_such_number_is_rejected_clearly(guess: Any, measured: Any, says: str) -> None:
+    feedback = ex.check_prediction(guess, measured, what="measured")
+    assert feedback.passed is False and feedback.summary == says, str(feedback)
+
+
+@pytest.mark.slow
+def test_drop_remainder_in_the_training_loop_is_accepted_and_says_rows_were_dropped() -> None:
+    """Issue 34.3: 07's drop_remainder=True, which its recap recommends, was "the result differs
+    from the reference solution's"; it passes, saying the last batch's rows were dropped."""
+    exercise = ex.EXERCISES["07-training-loop"]
+    code = exercise.starter.replace("    lr = 0.05\n", "    lr = tf.Variable(0.05)\n")
+    code = code.replace(
+        "        lr *= 0.7                      # learning-rate decay, as a Python float\n",
+        "        lr.assign(lr * 0.7)\n",
+    )
+    code = code.replace(".batch(32)", ".batch(32, drop_remainder=True)")
+    namespace: dict[str, Any] = {"tf": tf, "np": np, "keras": keras, "ex": ex}
+    filename = "<drop-remainder learner>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    exec(compile(code, filename, "exec"), namespace)
+    feedback = ex.check(exercise.id, namespace["train_model"])
+    assert feedback.passed is True, str(feedback)
+    assert "the last batch's 8 rows of 200 are dropped every epoch (24 steps, not 28)" in str(feedback)
+    # still a Python learning rate: the drop is no excuse for retracing
+    still = code.replace("    lr = tf.Variable(0.05)\n", "    lr = 0.05\n").replace(
+        "        lr.assign(lr * 0.7)\n", "        lr *= 0.7\n"
+    )
+    filename = "<drop-remainder learner, Python lr>"
+    linecache.cache[filename] = (len(still), None, still.splitlines(True), filename)
+    exec(compile(still, filename, "exec"), namespace)
+    assert ex.check(exercise.id, namespace["train_model"]).passed is False

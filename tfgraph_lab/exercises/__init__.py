@@ -22,9 +22,10 @@ from typing import Any
 
 from ..model.errors import UsageProblem
 from .catalog import EXERCISES
-from .checks import Exercise, _error_feedback, check_prediction
+from .checks import Exercise, _error_feedback
 from .feedback import Feedback, Solution
 from .measuring import FunctionUse, measure
+from .predictions import check_prediction
 from .timing import EagerComparison, compare_eager
 
 __all__ = [

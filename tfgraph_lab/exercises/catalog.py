@@ -8,6 +8,7 @@ from . import sources
 from .capstone import check_capstone
 from .checks import (
     Exercise,
+    Variant,
     _check_count_calls,
     _check_run,
     _check_running_sum,
@@ -145,6 +146,16 @@ EXERCISES: dict[str, Exercise] = {
                 "train_step an input_signature with a None batch dimension",
             ),
             _check_run(1, "one graph for the whole training", calls=28, rtol=1e-3),
+            variants=(
+                Variant(
+                    "drop_remainder",
+                    sources.LOOP_SOLUTION.replace(".batch(32)", ".batch(32, drop_remainder=True)"),
+                    calls=24,
+                    note="drop_remainder=True: the last batch's 8 rows of 200 are dropped every epoch "
+                    "(24 steps, not 28), so the loss is that of the 192 rows kept — a right fix when "
+                    "losing those rows is acceptable; an input_signature with None keeps them",
+                ),
+            ),
         ),
         Exercise(
             "08-capstone",

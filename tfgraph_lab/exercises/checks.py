@@ -19,12 +19,28 @@ from .measuring import (
     _short,
     measure,
 )
+from .predictions import _PREDICTIONS, check_prediction  # noqa: F401 (re-exported, see below)
 from .reference import reference_value
 
-__all__ = ["Checker", "Exercise", "check_prediction"]
+__all__ = ["Checker", "Exercise", "Variant", "check_prediction"]
+
+# check_prediction and the session's graded predictions live in .predictions; kept here for
+# the answer keys' last cell (``from tfgraph_lab.exercises.checks import _PREDICTIONS``).
 
 
 Checker = Callable[["Exercise", Any, dict[str, Any]], Feedback]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Another right answer that computes something else on purpose: ``solution`` (its worked
+    code), the ``calls`` its workload makes, and the ``note`` a learner reads when theirs is it
+    (``drop_remainder=True`` in 07 drops the last batch's rows: another loss, fewer steps)."""
+
+    name: str
+    solution: str
+    calls: int
+    note: str
 
 
 @dataclass(frozen=True)
@@ -44,6 +60,7 @@ class Exercise:
     hints: tuple[str, ...]
     checker: Checker = field(repr=False)
     call: str = ""
+    variants: tuple[Variant, ...] = ()
 
     @property
     def check_call(self) -> str:
@@ -190,7 +207,7 @@ def _check_square(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedback:
     if not _is_tf_function(answer):
         return _not_a_tf_function(ex, answer, f"is a plain Python {type(answer).__name__}, not a tf.function")
     inputs = [tf.constant([1.0, 2.0, 3.0]), tf.constant([4.0, 5.0, 6.0]), tf.constant([7.0, 8.0, 9.0])]
-    m = measure(lambda: [answer(x) for x in inputs])
+    m = measure(lambda: [answer(x) for x in inputs], learners=[answer])
     if m.error is None and not all(_close(y, x * x) for y, x in zip(m.value, inputs, strict=True)):
         return Feedback(
             ex.id,
@@ -258,6 +275,15 @@ def _check_run(limit: int, target: str, calls: int, rtol: float = 1e-4) -> Check
         if m.error is not None:
             return _error_feedback(ex, m.error, m)
         reference = reference_value(ex)
+        for variant in () if _close(m.value, reference, rtol=rtol) else ex.variants:
+            other = reference_value(ex, variant.solution, variant.name)
+            if _close(m.value, other, rtol=rtol):
+                fb = _graphs_check(
+                    ex, m, limit, target=target, reference=other, compare=True, rtol=rtol, calls=variant.calls
+                )
+                return Feedback(
+                    fb.exercise_id, fb.passed, fb.summary, fb.measured, fb.hint, (variant.note, *fb.details)
+                )
         return _graphs_check(
             ex, m, limit, target=target, reference=reference, compare=True, rtol=rtol, calls=calls
         )
@@ -317,66 +343,6 @@ def _check_running_sum(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedb
             ),
         )
     return fb
-
-
-def check_prediction(guess: Any, measured: Any, function: str | None = None, *, what: str = "") -> Feedback:
-    """Grade a prediction against what a cell measured; the guess is stored with the verdict.
-
-    ``measured`` is a :class:`TraceReport` (e.g. from ``%%tracewatch -v NAME``): the guess is
-    then a number of traces, of ``function`` or of all user functions. Or ``measured`` is the
-    measured value itself — a count (``fn.experimental_get_tracing_count()``), a bool, a
-    string — and ``what`` says what it is.
-    """
-    is_report = hasattr(measured, "traces") and hasattr(measured, "function")
-    if guess is None or guess is Ellipsis:
-        return Feedback("prediction", None, "write your guess first, then run again")
-    if measured is None:
-        return Feedback("prediction", None, "run the cell that measures it first (the one above)")
-    if is_report:
-        stale = _reused_older_graphs(measured, function)
-        if stale:
-            return Feedback(
-                "prediction",
-                None,
-                f"this run reused graphs traced before the cell ran ({', '.join(stale)}): the cell was "
-                "run before, so it cannot show the first traces again — re-run the cell that defines "
-                "the function(s) first, then the measuring cell, then this one",
-            )
-        actual: Any = measured.function(function).traces if function else measured.traces
-        label = f"traces measured ({function or 'all functions'})"
-    else:
-        actual = measured
-        label = what or "measured"
-    numeric = isinstance(actual, int) and not isinstance(actual, bool)
-    if numeric and (not isinstance(guess, int) or isinstance(guess, bool)):
-        return Feedback("prediction", False, f"a guess is a whole number here, got {guess!r}")
-    if isinstance(actual, bool) and not isinstance(guess, bool):
-        return Feedback("prediction", False, f"a guess is True or False here, got {guess!r}")
-    rows = (("your guess", str(guess)), (label, str(actual)))
-    _PREDICTIONS.append((label, guess, actual))
-    if guess == actual:
-        return Feedback("prediction", True, "right on", rows)
-    hint = (
-        "read the report's graph cache: one line per graph, and why each one was traced"
-        if is_report
-        else "run the cell again with a %%tracewatch line on top to see why"
-    )
-    return Feedback("prediction", False, f"not quite: {actual}, not {guess}", rows, hint)
-
-
-def _reused_older_graphs(report: Any, function: str | None) -> list[str]:
-    """The functions whose calls in ``report`` hit graphs traced before it began (a re-run
-    measuring cell): their trace count there is not what a first run makes."""
-    functions = [report.function(function)] if function else list(report.counted_functions)
-    return [
-        f.qualname.rsplit(".", 1)[-1]
-        for f in functions
-        if any(not g.traced_in_watch and g.hits > 0 for g in f.graphs)
-    ]
-
-
-#: Every graded prediction of this session: (what was measured, the guess, the measured value).
-_PREDICTIONS: list[tuple[str, Any, Any]] = []
 
 
 def _error_feedback(ex: Exercise, error: BaseException, m: Measurement | None = None) -> Feedback:

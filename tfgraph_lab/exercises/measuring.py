@@ -3,8 +3,9 @@ per user function, calls, traces, the graphs that served them and wasted traces.
 
 from __future__ import annotations
 
+import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,8 +58,13 @@ class Measurement:
         return sum(f.needed for f in self.functions)
 
 
-def measure(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Measurement:
-    """Call ``fn(*args, **kwargs)`` under :func:`tfgraph_lab.watch`; never raises for its errors."""
+def measure(fn: Callable[..., Any], *args: Any, learners: Sequence[Any] = (), **kwargs: Any) -> Measurement:
+    """Call ``fn(*args, **kwargs)`` under :func:`tfgraph_lab.watch`; never raises for its errors.
+
+    The report leaves out tf.functions whose code is TensorFlow's own; ``learners`` names the
+    tf.functions the learner handed in, which count even then (``tf.function(tf.square)`` is a
+    learner's tf.function whose code is TensorFlow's).
+    """
     from ..watching.recorder import watch
 
     value: Any = None
@@ -71,10 +77,24 @@ def measure(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Measurement:
             error = exc
         seconds = time.perf_counter() - t0
     report = recorder.report
-    return Measurement(value, error, seconds, report, _uses(report))
+    return Measurement(value, error, seconds, report, _uses(report, _places(learners)))
 
 
-def _uses(report: Any) -> tuple[FunctionUse, ...]:
+def _places(functions: Sequence[Any]) -> set[tuple[str, str]]:
+    """(file, qualname) of the code each tf.function in ``functions`` runs, as the report names
+    it: the innermost function under decorators such as TF's dispatch wrappers."""
+    places = set()
+    for function in functions:
+        python = inspect.unwrap(getattr(function, "python_function", function))
+        code = getattr(python, "__code__", None)
+        if code is not None:
+            places.add((code.co_filename, getattr(python, "__qualname__", code.co_name)))
+    return places
+
+
+def _uses(
+    report: Any, learners: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset()
+) -> tuple[FunctionUse, ...]:
     """Per user function: calls, traces, graphs that served calls, and wasted traces.
 
     The first trace of the first function object in the measurement is never waste, even when
@@ -82,7 +102,9 @@ def _uses(report: Any) -> tuple[FunctionUse, ...]:
     own ``%%tracewatch``) traced the same code; every later object's first trace is.
     """
     out = []
-    for fn in report.shown_functions:
+    shown = list(report.shown_functions)
+    shown += [f for f in report.functions if f not in shown and (f.filename, f.qualname) in learners]
+    for fn in shown:
         reasons: list[str] = []
         wasted = 0
         objects = 0

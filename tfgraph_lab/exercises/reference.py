@@ -17,25 +17,29 @@ __all__: list[str] = []
 _VALUES: dict[str, Any] = {}
 
 
-def reference_value(ex: Any) -> Any:
+def reference_value(ex: Any, solution: str = "", variant: str = "") -> Any:
     """What ``ex.solution``'s ``ex.answer()`` returns, run eagerly (no graph of the learner's
-    session is touched: the solution's names live in a namespace of their own)."""
-    if ex.id not in _VALUES:
+    session is touched: the solution's names live in a namespace of their own); with
+    ``solution`` and ``variant``, what that other worked solution (an ``ex.variants`` entry)
+    returns."""
+    key = f"{ex.id}:{variant}" if variant else ex.id
+    if key not in _VALUES:
         import numpy as np
         import tensorflow as tf
 
         from .. import exercises
 
+        source = solution or ex.solution
         namespace: dict[str, Any] = {"tf": tf, "np": np, "ex": exercises}
-        if "keras." in ex.solution:
+        if "keras." in source:
             import keras
 
             namespace["keras"] = keras
-        filename = f"<reference solution {ex.id}>"
-        lines = ex.solution.splitlines(True)
-        linecache.cache[filename] = (len(ex.solution), None, lines, filename)  # for AutoGraph
-        code = compile(ex.solution, filename, "exec")
+        filename = f"<reference solution {key}>"
+        lines = source.splitlines(True)
+        linecache.cache[filename] = (len(source), None, lines, filename)  # for AutoGraph
+        code = compile(source, filename, "exec")
         exec(code, namespace)
         value = _eagerly(namespace[ex.answer])
-        _VALUES[ex.id] = value if isinstance(value, float) else np.asarray(value)
-    return _VALUES[ex.id]
+        _VALUES[key] = value if isinstance(value, float) else np.asarray(value)
+    return _VALUES[key]

@@ -24,7 +24,7 @@ what actually happened, understand why, fix it, and have the fix checked by meas
 | --- | --- | --- |
 | 00 | start here: the tools (`%%tracewatch`, labs, checks) | 15 min |
 | 01 | eager vs graph execution, AutoGraph, when the graph wins | 25 min |
-| 02 | tracing and the graph cache, side effects, stale closures and attributes, concrete functions | 20 min |
+| 02 | tracing and the graph cache, side effects, closures and attributes, concrete functions | 20 min |
 | 03 | the Python-scalar trap: `training=True` then `False`, changing ints | 25 min |
 | 04 | shapes and dtypes: the smaller last batch, `input_signature`, `reduce_retracing` | 25 min |
 | 05 | variables: created inside a `tf.function`, as arguments, a second optimizer | 25 min |
@@ -69,9 +69,9 @@ def double(x):
         code("""\
 %%tracewatch -v first_report
 double(tf.constant([1.0, 2.0]))
-double(tf.constant([3.0, 4.0]))        # same shape and dtype as the first call
-double(tf.constant([1.0, 2.0, 3.0]))   # a longer vector
-double(tf.constant([4.0, 5.0, 6.0]))   # the same length as the third"""),
+double(tf.constant([3.0, 4.0]))
+double(tf.constant([1.0, 2.0, 3.0]))
+double(tf.constant([4.0, 5.0, 6.0]))"""),
         grade("my_guess", "first_report", "double"),
         md("""**Observe.** The report lists one line per graph in `double`'s cache. The first call
 traced graph `#0`; the second call had the same *signature* — a float32 vector of length
@@ -218,9 +218,9 @@ for n in (10, 100):
     loop_graph = halve_loop.get_concrete_function(v, tf.constant(n)).graph
     print(f"n = {n:3}: range → {len(small_graph.as_graph_def().node):3} nodes   "
           f"tf.range → {len(loop_graph.as_graph_def().node)} nodes")
-print("graphs traced: halve_unrolled", halve_unrolled.experimental_get_tracing_count(),
-      "| halve_loop", halve_loop.experimental_get_tracing_count())"""),
-        grade("unrolled_guess", "halve_unrolled.experimental_get_tracing_count()", what="graphs traced"),
+unrolled_traces = halve_unrolled.experimental_get_tracing_count()   # what this cell measured
+print("graphs traced: halve_unrolled", unrolled_traces, "| halve_loop", halve_loop.experimental_get_tracing_count())"""),
+        grade("unrolled_guess", "unrolled_traces", what="graphs traced"),
         md("""**Explain.** The unrolled graph grows with `n` (4 nodes per step: TF 2.21 measures 42 nodes
 for 10 steps, 402 for 100) and every new `n` is a new trace: a Python int argument's *value* is
 part of the cache key. That is the cache's doing at trace time, not AutoGraph's —

@@ -13,8 +13,8 @@ def lesson_02() -> list[Any]:
         md("""# 02 · Tracing and the graph cache
 
 **Goals:** the first call traces; later calls with the same *input signature* reuse the cached
-graph; Python side effects run only while tracing, and Python values read while tracing go
-stale; concrete functions are the cached graphs."""),
+graph; what the Python code in a `tf.function` does on each call, and what becomes of the
+Python values it reads; concrete functions are the cached graphs."""),
         setup(),
         md("""## Python runs only while tracing
 
@@ -30,8 +30,9 @@ def add_one(x):
 print(add_one(tf.constant(1)).numpy())
 print(add_one(tf.constant(2)).numpy())
 print(add_one(tf.constant([1, 2])).numpy())
-print("tracing count:", add_one.experimental_get_tracing_count())"""),
-        grade("print_guess", "add_one.experimental_get_tracing_count()", what="times print ran (one per trace)"),
+print_runs = add_one.experimental_get_tracing_count()   # what this cell measured
+print("tracing count:", print_runs)"""),
+        grade("print_guess", "print_runs", what="times print ran (one per trace)"),
         md("""**Observe.** `print` showed a *symbolic* tensor (`Tensor("x:0", shape=(), dtype=int32)`),
 and only twice. The graph contains the `+ 1` op but no `print`. To print on every call, use
 `tf.print` (a TF op that is part of the graph); to count calls, use a `tf.Variable`
@@ -115,7 +116,7 @@ print("traces:", clip.experimental_get_tracing_count())"""),
         md("""No report can show a retrace here — there was none. Cure: pass changing values as arguments
 (tensors), or keep them in a `tf.Variable`, which the graph reads on every call.
 
-## Attributes of an object passed in go stale too
+## Attributes of an object passed in
 
 An ordinary Python object can be an argument too. **Predict:** after `settings.scale = 5.0`,
 does the second call return 2s or 5s?"""),
@@ -159,9 +160,10 @@ def lesson_03() -> list[Any]:
     return [
         md("""# 03 · The Python-scalar trap
 
-**Goals:** see why `training=True` then `False` makes two graphs, why a changing Python number
-makes one graph *per value*, read TensorFlow's own retracing warning, measure a retracing loop
-against eager mode, and cure it by passing tensors and branching with `tf.cond`."""),
+**Goals:** see what `training=True` then `False` does to the graph cache, and what a changing
+Python number does; read TensorFlow's own retracing warning and find where it stays silent;
+measure a retracing loop against eager mode; cure it by passing tensors and branching with
+`tf.cond`."""),
         setup(),
         md("""## `training=True`, then `False`
 
@@ -208,23 +210,46 @@ print(w.report.warnings[0])"""),
 with tfgraph_lab.watch() as w:
     for step in range(8, 16):
         scaled(x, step * 0.5)
+warned_again = len(w.report.warnings) > 0
 print("tracing count:", scaled.experimental_get_tracing_count(), "| new warnings:", len(w.report.warnings))"""),
-        grade("warn_guess", "len(w.report.warnings) > 0", what="TensorFlow warned again"),
+        grade("warn_guess", "warned_again", what="TensorFlow warned again"),
         md("""That is TensorFlow's only signal. Its text (TF 2.21, `polymorphic_function.py`) is
-*"5 out of the last 5 calls to &lt;function scaled at 0x…&gt; triggered tf.function retracing.
+*"N out of the last M calls to &lt;function scaled at 0x…&gt; triggered tf.function retracing.
 Tracing is expensive and the excessive number of tracings could be due to (1) creating
 @tf.function repeatedly in a loop, (2) passing tensors with different shapes, (3) passing Python
 objects instead of tensors. …"* — no argument, no value. How it counts (`_FrequentTracingDetector`):
-it remembers each call that traced together with the cached calls after it, forgets the oldest
-one once more than 10 calls (`FREQUENT_TRACING_WARNING_MAX_CALL_HISTORY = 10`) have come after
-it, and warns when it remembers 5 traces (`FREQUENT_TRACING_WARNING_THRESHOLD = 5`) — so the
-text may read "5 out of the last 5", "5 out of the last 8" or "5 out of the last 15". It warns at
-most twice (`FREQUENT_TRACING_WARNING_MAX_WARNING_PER_DETECTOR = 2`) per Python function — per
-code object, so a re-created `tf.function` of the same code shares the two warnings. The second loop
-traced 8 more graphs in silence. `%%tracewatch` names the argument and the values on every
-retrace instead.
+it keeps each call that traced in a group with the cached calls after it; when a call traces, it
+forgets the oldest group while more than 10 calls (`FREQUENT_TRACING_WARNING_MAX_CALL_HISTORY =
+10`) came after that group; and it warns when it remembers 5 or more traces
+(`FREQUENT_TRACING_WARNING_THRESHOLD = 5`). So *N* and *M* both vary: the loop above printed
+"5 out of the last 5" first and "6 out of the last 6" at its next trace; traces between cached
+calls read "5 out of the last 8"; one trace, 100 cached calls, then 4 traces read "5 out of the
+last 105" (the first group is forgotten only once 10 calls came after *its* cached calls). It
+warns at most twice (`FREQUENT_TRACING_WARNING_MAX_WARNING_PER_DETECTOR = 2`) per Python
+function — per code object, so a re-created `tf.function` of the same code shares the two
+warnings. The second loop traced 8 more graphs in silence. `%%tracewatch` names the argument and
+the values on every retrace instead.
 
-## Retracing can be slower than no graph at all
+**Its blind spot.** Traces 4 or more calls apart never warn: when the fifth trace comes, more
+than 10 calls followed the oldest one's group, so only 4 are remembered. A Python learning rate
+changed once per epoch of 4 steps or more retraces every epoch, and TensorFlow says nothing
+(TF 2.21: 50 epochs, 50 traces, 0 warnings; 3 steps per epoch do warn):"""),
+        code("""\
+@tf.function
+def lr_step(x, lr):
+    return tf.reduce_sum(x) * lr
+
+with tfgraph_lab.watch() as quiet:
+    lr = 0.1
+    for epoch in range(50):
+        for batch in range(4):
+            lr_step(x, lr)
+        lr *= 0.9                            # a new Python float once per epoch
+print("tracing count:", lr_step.experimental_get_tracing_count(),
+      "| TensorFlow's warnings:", len(quiet.report.warnings))"""),
+        md("""That is the strongest case for watching the traces themselves: the report counts every one.
+
+## Graph or eager, for a loop that retraces?
 
 **Predict:** is this loop faster as a `tf.function` or eagerly? (`--compare-eager` runs the
 cell several times in each mode; `fresh` hands out a number never used before, so every graph
@@ -273,14 +298,16 @@ print("scaled_fixed:", scaled_fixed.experimental_get_tracing_count(),
         md("""## A flag and an `input_signature`
 
 An `input_signature` fixes every argument to a `tf.TensorSpec` — there is no spec for "a
-Python bool". Leave the flag out of the signature with a Python default, and a call that
-passes it fails: TensorFlow binds `training` to the literal default."""),
+Python bool". Leave the flag out of the signature with a Python default, and TensorFlow binds
+`training` to that literal default: a call may leave it out or pass the default again, and a
+call that passes another value fails."""),
         code("""\
 @tf.function(input_signature=[tf.TensorSpec([None, 8], tf.float32)])
 def forward(x, training=False):
     return x * 0.5 if training else x
 
 forward(x)                      # fine: training is the default False
+forward(x, training=False)      # fine too: the default, passed explicitly
 try:
     forward(x, training=True)
 except TypeError as error:      # shown here so that Run All goes on

@@ -114,8 +114,9 @@ def twice(v):
 
 for dtype in (tf.float32, tf.float64, tf.int32, tf.float16):
     twice(tf.ones([4], dtype))
-print("graphs:", twice.experimental_get_tracing_count())"""),
-        grade("dtype_guess", "twice.experimental_get_tracing_count()", what="graphs traced"),
+dtype_graphs = twice.experimental_get_tracing_count()   # what this cell measured
+print("graphs:", dtype_graphs)"""),
+        grade("dtype_guess", "dtype_graphs", what="graphs traced"),
         md("""**Explain.** `reduce_retracing` generalises *shapes* only: a dtype has no "any dtype" to
 generalise to, so it does not help with a dtype change. The cure is to feed one dtype (`tf.cast`, `np.float32`), or to declare it in an
 `input_signature`, which converts Python and NumPy values (a float64 `tf.Tensor` still raises)."""),
@@ -180,8 +181,8 @@ meet the same error when a second optimizer reaches one `tf.function`."""),
         setup(),
         md("""## A Variable created on every call
 
-A graph may *use* variables, but it cannot create a new one each time it runs: variables are
-state that outlives a call. **Predict:** what happens on the first call?"""),
+A graph may *use* variables: state that outlives a call. The function below creates one in
+its body, so on every call. **Predict:** what happens on the first call?"""),
         code("""\
 @tf.function
 def add_to_total(x):

@@ -217,13 +217,13 @@ guards retraces."""),
         md("""## A custom loop: diagnose
 
 Below is a typical first custom loop — the ✏️ exercise cell you will fix later. Run it, then
-watch it train:"""),
+watch it train for one epoch:"""),
         starter(e.id),
         code("""\
 %%tracewatch
-train_model(epochs=2)"""),
-        md("""**Observe.** `train_step` traced for the smaller last batch (`shape-changed x`) and again
-for the new learning rate (`python-value-changed lr`).
+train_model(epochs=1)"""),
+        md("""**Observe.** `train_step` traced for the first batch and again for the smaller last batch
+(`shape-changed x`). The loop also decays the learning rate, a Python float, after each epoch.
 
 **Predict:** `train_model(epochs=4)`, under the live view: how many graphs does `train_step`
 trace this time? (Each run builds a new model and a new `tf.function`.)"""),
@@ -255,9 +255,10 @@ Then run the check:"""),
 
 ## Keep watching: monitoring
 
-TensorFlow's own warning (*"5 out of the last 5 calls to … triggered tf.function retracing.
-Tracing is expensive…"*) fires only when it remembers 5 recent calls that traced, at most
-twice per Python function (lesson 03 shows how it counts), and disappears entirely when the
+TensorFlow's own warning (*"N out of the last M calls to … triggered tf.function retracing.
+Tracing is expensive…"*) fires only when it remembers 5 recent calls that traced — never for
+traces 4 or more calls apart, such as a learning rate changed once per epoch when nothing
+else retraces (this loop's last batch puts two traces side by side, so it does warn) — at most twice per Python function (lesson 03 shows how it counts), and disappears entirely when the
 TensorFlow logger is set to `ERROR` (a common way to silence TF's noise). Instead:
 
 * `%tracewatch on` watches every following cell and shows a short notice under any cell that

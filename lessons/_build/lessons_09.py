@@ -43,8 +43,9 @@ def outer(x):
 for value in (1.0, 2.0, 3.0):
     outer(tf.constant(value))
 inner(tf.constant(5.0))
-print("outer:", outer.experimental_get_tracing_count(), "| inner:", inner.experimental_get_tracing_count())"""),
-        grade("nested_guess", "inner.experimental_get_tracing_count()", what="traces of inner"),
+inner_traces = inner.experimental_get_tracing_count()   # what this cell measured
+print("outer:", outer.experimental_get_tracing_count(), "| inner:", inner_traces)"""),
+        grade("nested_guess", "inner_traces", what="traces of inner"),
         md("""**Explain.** `inner` is traced when `outer` is traced — once, for a float32 scalar — and that
 graph goes into `inner`'s own cache: the direct call `inner(5.0)` has the same signature and
 reuses it. `outer`'s graph does not copy `inner`'s ops: it holds one call op
@@ -113,8 +114,9 @@ def step_on_iterator(iterator):
 iterator = iter(batches)
 for _ in range(7):
     step_on_iterator(iterator)
-print("step_on_iterator:", step_on_iterator.experimental_get_tracing_count())"""),
-        grade("iterator_guess", "step_on_iterator.experimental_get_tracing_count()", what="traces"),
+iterator_traces = step_on_iterator.experimental_get_tracing_count()   # what this cell measured
+print("step_on_iterator:", iterator_traces)"""),
+        grade("iterator_guess", "iterator_traces", what="traces"),
         md("""**Explain.** An iterator's signature is its dataset's `element_spec`, printed above: `(None, 8)`.
 Inside the graph, `next(iterator)` returns a batch of that shape: one graph serves every batch
 size. Passing each batch as a tensor instead keys the cache on its actual shape, `(32, 8)` and then `(8, 8)`, as lesson 04 showed. This is the reason
@@ -223,8 +225,9 @@ def stamp(x):
         code("""\
 for value in (1.0, 2.0, 3.0):
     stamp(tf.constant(value))
-print("counter:", int(counter.numpy()))"""),
-        grade("init_guess", "int(counter.numpy())", what="counter"),
+counter_after = int(counter.numpy())   # what this cell measured
+print("counter:", counter_after)"""),
+        grade("init_guess", "counter_after", what="counter"),
         md("""**Explain.** Under `tf.init_scope()` the `assign_add` ran eagerly while `stamp` was traced —
 once, for three calls of one signature — and only then: the graph has no `assign_add` in it.
 Written without the `with` line it is a graph op and counts every call (lesson 02's exercise). A value computed under `init_scope` is baked into the
@@ -249,8 +252,9 @@ def branchy(x, training):
         guess("cond_guess", "how many names in `seen` after branchy(x, tf.constant(False))?", 2),
         code("""\
 branchy(tf.ones([2]), tf.constant(False))
+names_seen = len(seen)   # what this cell measured
 print(seen)"""),
-        grade("cond_guess", "len(seen)", what="names in seen"),
+        grade("cond_guess", "names_seen", what="names in seen"),
         md("""**Explain.** The graph must hold both branches, because which one runs is decided when the
 graph runs, by a tensor. So both are traced, and Python in either runs while tracing — also for
 the branch this call does not take. AutoGraph's `if training:` on a tensor is the same
@@ -283,7 +287,9 @@ Lesson 05 met the error *"tf.function only supports singleton tf.Variables creat
 call"* with a second optimizer. A second Keras model does the same when its variables are
 created lazily, on its first call inside the graph. `model.build(input_shape)` creates them
 eagerly, before the call: the second model is then one more trace, not an error. (The count
-below is 3: the first model, the attempt that raised, and the built second model.)"""),
+below is 3, TF 2.21's own count: 2 for the first model — its first call creates variables, so
+TF traces it twice, as lesson 05 showed — none for the attempt that raised, since a trace that
+fails is not counted, and 1 for the built second model.)"""),
         code("""\
 import keras
 

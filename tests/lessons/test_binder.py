@@ -357,3 +357,19 @@ def test_lesson_is_valid_nbformat_for_voila(notebook: str) -> None:
     nbformat = pytest.importorskip("nbformat")
     nb = nbformat.read(ROOT / "lessons" / notebook, as_version=4)
     nbformat.validate(nb)
+
+
+def test_postbuild_keeps_the_answer_key_out_of_the_learners_tree(tmp_path: Path) -> None:
+    """Issue 34.2: the answer key is one click away in Binder's file tree unless postBuild
+    removes it; run the removal line on a copy of the tree and look."""
+    import subprocess
+
+    text = (BINDER / "postBuild").read_text(encoding="utf-8")
+    removal = [line for line in text.splitlines() if "answer_key" in line and not line.startswith("#")]
+    assert removal == ["rm -rf docs/answer_key"]
+    (tmp_path / "docs" / "answer_key").mkdir(parents=True)
+    (tmp_path / "docs" / "answer_key" / "00_start_here.ipynb").write_text("{}", encoding="utf-8")
+    (tmp_path / "lessons").mkdir()
+    subprocess.run(["bash", "-c", removal[0]], cwd=tmp_path, check=True)
+    assert not (tmp_path / "docs" / "answer_key").exists() and (tmp_path / "lessons").exists()
+    assert text.index("pip install") < text.index("rm -rf docs/answer_key") < text.index("python - <<'PY'")

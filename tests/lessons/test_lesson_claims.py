@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import sys
+from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
@@ -24,6 +26,34 @@ keras = pytest.importorskip("keras")
 
 def count(fn: Any) -> int:
     return int(fn.experimental_get_tracing_count())
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def lesson_text(name: str) -> str:
+    """The cells of lesson ``name`` as the build writes them (lessons/_build), joined."""
+    build = str(ROOT / "lessons" / "_build")
+    if build not in sys.path:
+        sys.path.insert(0, build)
+    from build_lessons import LESSONS
+
+    return "\n".join(cell.source for cell in LESSONS[name]())
+
+
+def page(path: str) -> str:
+    return (ROOT / path).read_text(encoding="utf-8")
+
+
+def tf_warnings(run: Any) -> list[str]:
+    """The opening words of TF's retracing warnings logged while ``run()`` runs."""
+    from unittest import mock
+
+    pf = pytest.importorskip("tensorflow.python.eager.polymorphic_function.polymorphic_function")
+    with mock.patch.object(pf.logging, "warning") as warning:
+        run()
+    found = [str(call.args[0]).split(" triggered")[0] for call in warning.call_args_list]
+    return [text.split(" calls to")[0] for text in found if " out of the last " in text]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,8 +172,13 @@ def test_input_signature_rejects_a_python_flag_and_takes_a_bool_tensor() -> None
 
     x = tf.ones([3, 2])
     forward(x)
+    forward(x, training=False)  # the default, passed explicitly: binds (issue 34.1)
+    forward(x, False)
+    assert count(forward) == 1
     with pytest.raises(TypeError, match="Binding inputs"):
         forward(x, training=True)
+    text = lesson_text("03_python_scalar_trap")
+    assert "pass the default again, and a\ncall that passes another value fails" in text
 
     @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32), tf.TensorSpec([], tf.bool)])
     def forward_flag(x: Any, training: Any) -> Any:
@@ -443,3 +478,107 @@ def test_lesson_00s_first_report_offers_one_fix() -> None:
     assert "call #3  shape-changed" in str(w.report)  # the third call of double
     suggestion = w.report.function("double").suggestion
     assert suggestion.splitlines()[0] == "@tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])"
+
+
+def test_the_warning_counts_vary_and_a_long_cached_run_stays_in_its_window() -> None:
+    """03 and the cheat sheet (issue 34.1): TF 2.21's own warnings for the lesson's 8 new Python
+    floats read "5 out of the last 5", then "6 out of the last 6"; a trace, 100 cached calls and
+    4 traces read "5 out of the last 105" (the first trace's group holds its cached calls)."""
+
+    @tf.function
+    def scaled(x: Any, factor: Any) -> Any:
+        return tf.reduce_sum(x) * factor
+
+    x = tf.ones([4, 8])
+    assert tf_warnings(lambda: [scaled(x, step * 0.5) for step in range(8)]) == [
+        "5 out of the last 5",
+        "6 out of the last 6",
+    ]
+
+    @tf.function
+    def late(x: Any, factor: Any) -> Any:
+        return tf.reduce_sum(x) * factor
+
+    def run() -> None:
+        for _ in range(101):
+            late(x, 1.0)
+        for value in (2.0, 3.0, 4.0, 5.0):
+            late(x, value)
+
+    assert tf_warnings(run) == ["5 out of the last 105"] and count(late) == 5
+    for text in (lesson_text("03_python_scalar_trap"), page("lessons/CHEATSHEET.md")):
+        text = " ".join(text.split())
+        assert '"5 out of the last 5"' in text and '"6 out of the last 6"' in text
+        assert "100 cached calls" in text and '"5 out of the last 105"' in text
+    assert "once more than 10 calls came after it," not in page("lessons/CHEATSHEET.md")
+
+
+@pytest.mark.parametrize(("steps", "warned"), [(4, False), (7, False), (3, True)])
+def test_traces_four_or_more_calls_apart_never_warn(steps: int, warned: bool) -> None:
+    """03, 07 and the cheat sheet (issue 34.1): a Python learning rate changed once per epoch of
+    4 or more steps retraces every epoch and TF 2.21 never warns (50 epochs, 50 traces, 0
+    warnings); with 3 steps per epoch it warns."""
+
+    @tf.function
+    def lr_step(x: Any, lr: Any) -> Any:
+        return tf.reduce_sum(x) * lr
+
+    x = tf.ones([4, 8])
+
+    def epochs() -> None:
+        lr = 0.1
+        for _epoch in range(50):
+            for _batch in range(steps):
+                lr_step(x, lr)
+            lr *= 0.9
+
+    assert bool(tf_warnings(epochs)) is warned and count(lr_step) == 50
+    text = lesson_text("03_python_scalar_trap")
+    assert "Traces 4 or more calls apart never warn" in text
+    assert "(TF 2.21: 50 epochs, 50 traces, 0 warnings; 3 steps per epoch do warn)" in text
+    assert "for batch in range(4):" in text and "for epoch in range(50):" in text
+    assert "50 epochs, 50 traces, 0 warnings" in page("lessons/CHEATSHEET.md")
+
+
+def test_a_frozen_dataclass_made_per_call_traces_every_call() -> None:
+    """Cheat sheet (issue 34.1): a frozen dataclass is the fix only when it is kept; one created
+    per call gives 20 traces for 20 equal calls, all 20 graphs kept (TF 2.21)."""
+
+    @tf.function
+    def apply(x: Any, cfg: Any) -> Any:
+        return x * cfg.scale
+
+    x = tf.ones([3])
+    for _ in range(20):
+        apply(x, Frozen(2.0))
+    assert count(apply) == 20 and len(apply._list_all_concrete_functions()) == 20
+    kept = Frozen(2.0)
+    for _ in range(20):
+        apply(x, kept)
+    assert count(apply) == 21
+    assert "(20 equal calls: 20 traces, all kept in the cache)" in page("lessons/CHEATSHEET.md")
+
+
+def test_a_concrete_function_with_a_none_spec_before_the_first_call_is_one_trace() -> None:
+    """WORKSHOP.md and 02 (issue 34.1): not only an input_signature gets one trace:
+    get_concrete_function with a None spec, before the first call, serves every length."""
+
+    @tf.function
+    def square_sum(x: Any) -> Any:
+        return tf.reduce_sum(x * x)
+
+    square_sum.get_concrete_function(tf.TensorSpec([None], tf.float32))
+    for n in range(1, 6):
+        square_sum(tf.ones([n]))
+    assert count(square_sum) == 1
+
+    @tf.function(reduce_retracing=True)
+    def relaxed(x: Any) -> Any:
+        return tf.reduce_sum(x)
+
+    for n in (32, 16, 20, 8):
+        relaxed(tf.ones([n]))
+    assert count(relaxed) == 2
+    workshop = page("docs/WORKSHOP.md")
+    assert "Only an `input_signature` gets one trace" not in workshop
+    assert "`get_concrete_function` with a\n  `None` spec before the first call" in workshop

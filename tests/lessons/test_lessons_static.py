@@ -147,16 +147,25 @@ OUTCOME_WORDS = re.compile(r"cached|retrac|trace|new key|aliasing|-changed|graph
 #: Sentences that once stated an answer above its prediction (issue 20): none may come back
 #: anywhere above it, in its lesson or an earlier one.
 GIVEAWAYS = {
+    "my_guess": ["same shape and dtype as the first call", "a longer vector", "the same length as the third"],
+    "print_guess": ["go stale too"],
+    "raise_guess": ["it cannot create a new one"],
+    "flag_guess": ["decided at trace time", "makes two graphs"],
+    "faster_guess": ["Retracing can be slower than no graph at all"],
     "unrolled_guess": ["part of the cache key", "every new `n`"],
     "mean_guess": ["same value: cached", "its value is part of the key"],
-    "attribute_guess": ["the graph still uses the value it", "settings.scale                # read"],
-    "flag_guess": ["decided at trace time"],
+    "attribute_guess": [
+        "the graph still uses the value it",
+        "settings.scale                # read",
+        "go stale too",
+        "stale closures and attributes",
+    ],
     "recreated_guess": ["a new tf.function object every time", "with an empty cache"],
     "dtype_guess": ["shapes only", "not dtypes", "generalises *shapes*", "does not help with a dtype"],
     "variable_guess": ["a new aliasing pattern", "a new key", "still two distinct ones"],
     "structure_guess": ["structure-changed", "**structure** (length, keys, nesting) is part"],
     "frozen_guess": ["reuses the graph while", "a changed value is a new key"],
-    "loop_guess": ["2 graphs per epoch", "graphs per epoch"],
+    "loop_guess": ["2 graphs per epoch", "graphs per epoch", "train_model(epochs=2)", "for the new learning rate"],
     "nested_guess": ["into its own cache", "reuses it"],
     "iterator_guess": ["An iterator's signature is its", "one graph serves every batch"],
     "init_guess": ["and only then", "once per trace"],
@@ -230,3 +239,47 @@ def test_every_predict_prompt_is_answered_and_graded(path: Path) -> None:
         guess = re.match(r"^(\w+) = None   # ✏️", s)
         if guess:
             assert any(t.startswith(f"ex.check_prediction({guess.group(1)},") for t in sources), guess.group(1)
+
+
+#: What a learner reads before lesson 00: the lessons' README (its table) and lesson 00's own
+#: table. Neither may state a graded prediction's answer (issue 34.2).
+FIRST_PAGES_GIVEAWAYS = [
+    "one extra graph in total",
+    "shapes, not dtypes",
+    "stale closures and attributes",
+    *(phrase for phrases in GIVEAWAYS.values() for phrase in phrases),
+]
+
+
+def test_pages_a_learner_opens_first_give_no_answer_away() -> None:
+    readme = (ROOT / "lessons" / "README.md").read_text(encoding="utf-8")
+    table = "".join(_source(c) for c in _cells(LESSONS[0])[:1])
+    for phrase in FIRST_PAGES_GIVEAWAYS:
+        assert phrase not in readme, f"lessons/README.md: {phrase!r}"
+        assert phrase not in table, f"lesson 00's table: {phrase!r}"
+    cheat_sheet = (ROOT / "lessons" / "CHEATSHEET.md").read_text(encoding="utf-8")
+    assert "It states the answers\nof the lessons' predictions: keep it for after a lesson" in cheat_sheet
+    assert "for after the lessons (it states their answers)" in readme
+
+
+#: The names a measuring cell can leave for its grade: ``NAME = …``, ``… as NAME``, ``-v NAME``.
+_BOUND = re.compile(r"^\s*(\w+) = |\bas (\w+):|-v (\w+)", re.MULTILINE)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_a_grade_reads_what_its_measuring_cell_stored(path: Path) -> None:
+    """Grade what the measuring cell measured (issue 34.3): every name a grade reads was bound
+    by the cell just above it, and no grade asks TF's live state (a later cell calling the
+    function would change the count: 02's print_guess read 5, not 2, after the next cell ran)."""
+    import builtins
+
+    sources = [_source(c) for c in _cells(path)]
+    for i, source in enumerate(sources):
+        grade = GRADE.match(source)
+        if grade is None:
+            continue
+        expression = re.sub(r"'[^']*'|\"[^\"]*\"", "''", grade.group(2))
+        assert "experimental_get_tracing_count" not in expression and ".numpy()" not in expression, source
+        bound = {name for match in _BOUND.finditer(sources[i - 1]) for name in match.groups() if name}
+        names = set(re.findall(r"(?<![.\w])([A-Za-z_]\w*)", expression)) - set(dir(builtins))
+        assert names and names <= bound, f"{source}: {sorted(names - bound)} not stored by the cell above"

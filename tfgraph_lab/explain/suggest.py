@@ -18,7 +18,7 @@ from .fixes import code_name, input_signature_plan, reduce_retracing_helps, redu
 from .keras_fixes import flag_suggestion, keras_suggestion
 from .plan import graphs_before, plan_fixes
 from .trace import NOT_RETRACES
-from .whole_run import PER_DEVICE_PROMISE
+from .whole_run import PER_DEVICE_PROMISE, devices_of
 from .xla import xla_caveated
 
 __all__ = ["signature_from_history", "suggest_fix"]
@@ -69,7 +69,12 @@ def suggest_fix(
         text = plan.suggestion()
         best = plan.fixes[0].plan
         if summary.jit_compile or xla_caveated(reasons):  # it, or a function it calls, under XLA
-            text += XLA_VALUE_NOTE if best.call and not best.decorator else "\n" + XLA_SHAPE_NOTE
+            if best.call and not best.decorator:
+                text += XLA_VALUE_NOTE
+            elif devices_of(history) > 1:  # each replica's graph compiles for each shape (TF 2.21 log: 12)
+                text += "\n# " + PER_DEVICE_PROMISE + PER_DEVICE_XLA
+            else:
+                text += "\n" + XLA_SHAPE_NOTE
         return text
     # Up to two kinds of retrace, most frequent first (e.g. a Python lr *and* the last batch).
     parts = [_suggest_for(code, summary, reasons, history, python_flags) for code, _ in counts.most_common(2)]

@@ -36,7 +36,7 @@ from .fixes import (
     stacked_history,
 )
 
-__all__ = ["ONE_OFF", "PER_DEVICE_PROMISE", "WholeRun", "promise_text"]
+__all__ = ["ONE_OFF", "PER_DEVICE_PROMISE", "WholeRun", "devices_of", "promise_text"]
 
 ONE_OFF = "one-off second trace of the first call"  # explain._with_one_off's words
 PER_DEVICE_PROMISE = "1 graph per device (under a distribution strategy each replica keeps its own)"
@@ -72,7 +72,7 @@ class WholeRun:
         # under a distribution strategy each replica's device keeps its own graphs (measured, TF
         # 2.21, MirroredStrategy over 2 logical CPUs: an input_signature leaves 2 graphs, one per
         # device; reduce_retracing 4 for batch sizes 4, 1, 2): every count is per device
-        self.devices = max(1, len({_device(sig.context) for sig in self.history} - {""}))
+        self.devices = devices_of(self.history)
         # what a fix keeps at best: one graph per distinct signature (and device)
         self.distinct = len({(sig.leaves, _device(sig.context)) for sig in self.history})
         # the graphs the calls used (``explain.plan.graphs_before``: every object's, the one-off
@@ -221,6 +221,11 @@ class WholeRun:
         if len(kinds) == 1 and next(iter(kinds))[0] == "python":
             return f"tf.constant({path})"
         return f"tf.cast({path}, tf.{dtype})"
+
+
+def devices_of(history: Sequence[Signature]) -> int:
+    """How many devices the calls of ``history`` ran on (a distribution strategy's replicas), at least 1."""
+    return max(1, len({_device(sig.context) for sig in history} - {""}))
 
 
 def _device(context: str) -> str:

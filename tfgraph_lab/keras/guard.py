@@ -303,11 +303,14 @@ def _traceback_utils(keras: ModuleType) -> ModuleType | None:
 def filter_watches() -> bool:
     """Whether Keras's traceback filter is wrapped and on now: an ``Exception`` leaving a
     watched call is then seen leaving it (``keras.config.disable_traceback_filtering()`` turns
-    it off at any time; a Keras without the switch is taken as off)."""
+    it off at any time; Keras 2's filter reads ``tf.debugging.is_traceback_filtering_enabled()``;
+    a Keras without either switch is taken as off)."""
     module = _FILTER.module
     if module is None or not _FILTER.watched:
         return False
     enabled = getattr(module, "is_traceback_filtering_enabled", None)
+    if enabled is None:  # Keras 2 (tf.keras 2.15): its filter reads TF's own switch
+        enabled = getattr(getattr(getattr(module, "tf", None), "debugging", None), "is_traceback_filtering_enabled", None)
     try:
         return bool(enabled()) if callable(enabled) else False
     except Exception:

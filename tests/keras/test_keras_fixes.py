@@ -14,6 +14,7 @@ tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
 
 import tfgraph_lab  # noqa: E402
+from tfgraph_lab.explain.fix_text import WHOLE_CHARS  # noqa: E402
 from tfgraph_lab.keras import TraceCallback  # noqa: E402
 from tfgraph_lab.keras.names import step_functions  # noqa: E402
 
@@ -119,23 +120,106 @@ def test_the_first_train_step_traces_twice_unless_the_optimizer_is_built() -> No
     assert traces(fixed, "train") == {"loop": 1, "step": 1}
 
 
+def fit_losses(m: Any, **kw: Any) -> list[float]:
+    return [float(v) for v in m.fit(X, Y, batch_size=16, verbose=0, **kw).history["loss"]]
+
+
+def step_traces(m: Any) -> int:
+    return sum(traces(m, "train").values())
+
+
+def recompile_reasons(report: Any) -> list[Any]:
+    return [r for e in report.events for r in e.reasons if r.code == "new-function-object"]
+
+
+def small_model(seed: int = 0) -> Any:
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(1)])
+
+
 @pytest.mark.slow
-def test_recompiling_to_change_the_learning_rate_and_the_assign_fix() -> None:
-    m, cb = model(), TraceCallback()
-    m.fit(X, Y, batch_size=32, verbose=0, callbacks=[cb])
-    m.compile("adam", "mse")
-    m.fit(X, Y, batch_size=32, verbose=0, callbacks=[cb])
+def test_a_recompile_that_changes_only_the_learning_rate_gets_the_assign_fix_with_its_rate() -> None:
+    def compile_with(m: Any, rate: float) -> None:
+        m.compile(keras.optimizers.SGD(rate, momentum=0.9), "mse", metrics=["mae"])
+
+    m, cb = small_model(), TraceCallback()
+    compile_with(m, 0.05)
+    fit_losses(m, epochs=3, callbacks=[cb])
+    compile_with(m, 0.01)
+    as_written = fit_losses(m, epochs=3, callbacks=[cb])
     step = cb.report.function("fit · train step")
-    assert step.retraces == 1 and step.suggestion is not None
-    fixed = model()
-    fixed.fit(X, Y, batch_size=32, verbose=0)
-    before = traces(fixed, "train")
-    statements = code_of(step.suggestion).splitlines()
-    assert statements[0].startswith("model.compile(")  # once per model: already done above
-    exec("\n".join(statements[1:]), {"model": fixed})
-    fixed.fit(X, Y, batch_size=32, verbose=0)
-    assert float(fixed.optimizer.learning_rate.numpy()) == pytest.approx(1e-4)
-    assert traces(fixed, "train") == before  # no new function, no new trace
+    (reason, *_) = recompile_reasons(cb.report)
+    assert (reason.argument, reason.before, reason.after) == ("learning rate", "0.05", "0.01")
+    assert "model.optimizer.learning_rate.assign(0.01)" in reason.fix and len(reason.fix) <= WHOLE_CHARS
+    # the user's optimizer, rate and metrics are kept: nothing but the assign, as printed
+    assert step.suggestion is not None and "compile(" not in code_of(step.suggestion).split("#")[0]
+    fixed = small_model()
+    compile_with(fixed, 0.05)
+    started = fit_losses(fixed, epochs=3)[0]
+    before = step_traces(fixed)
+    exec(step.suggestion, {"model": fixed})
+    fixed_losses = fit_losses(fixed, epochs=3)
+    assert step_traces(fixed) == before  # the promise: no new functions, no new traces
+    assert fixed.optimizer.learning_rate.numpy() == pytest.approx(0.01)
+    assert type(fixed.optimizer).__name__ == "SGD" and "mae" in fixed.get_compile_config()["metrics"]
+    # it trains as well as with the recompile (which only reset the momentum)
+    assert fixed_losses[-1] < started / 2 and fixed_losses[-1] <= as_written[-1] * 1.5
+
+
+@pytest.mark.slow
+def test_a_recompile_that_changes_nothing_is_advised_away() -> None:
+    m, cb = small_model(), TraceCallback()
+    m.compile("adam", "mse")
+    fit_losses(m, callbacks=[cb])
+    m.compile("adam", "mse")
+    fit_losses(m, callbacks=[cb])
+    step = cb.report.function("fit · train step")
+    (reason, *_) = recompile_reasons(cb.report)
+    assert reason.argument == "optimizer object" and reason.fix.startswith("remove the repeated")
+    assert step.suggestion is not None and not code_of(step.suggestion).strip()  # nothing to add
+    fixed = small_model()
+    fixed.compile("adam", "mse")
+    first = fit_losses(fixed)
+    before = step_traces(fixed)
+    second = fit_losses(fixed)  # without the repeated compile
+    assert step_traces(fixed) == before and second[-1] < first[0]
+
+
+@pytest.mark.slow
+def test_the_fine_tuning_recompile_is_expected_and_offers_no_fix() -> None:
+    """Keras's transfer-learning guide: freeze the base, fit, unfreeze, recompile with a low
+    learning rate, fit again. The recompile is what trains the unfrozen layers."""
+
+    def fine_tuned(recompile: bool, cb: Any = None) -> tuple[Any, Any]:
+        keras.utils.set_random_seed(0)
+        base = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu")], name="base")
+        inputs = keras.Input((4,))
+        m = keras.Model(inputs, keras.layers.Dense(1)(base(inputs, training=False)))
+        base.trainable = False
+        loss = keras.losses.MeanSquaredError()
+        m.compile(keras.optimizers.Adam(), loss, metrics=[keras.metrics.MeanAbsoluteError()])
+        callbacks = [cb] if cb is not None else []
+        fit_losses(m, epochs=2, callbacks=callbacks)
+        base.trainable = True
+        if recompile:
+            m.compile(keras.optimizers.Adam(1e-5), loss, metrics=[keras.metrics.MeanAbsoluteError()])
+        kernel = base.layers[0].kernel.numpy().copy()
+        fit_losses(m, epochs=1, callbacks=callbacks)
+        return m, np.abs(base.layers[0].kernel.numpy() - kernel).max()
+
+    cb = TraceCallback()
+    m, moved = fine_tuned(True, cb)
+    step = cb.report.function("fit · train step")
+    (reason, *_) = recompile_reasons(cb.report)
+    assert reason.argument == "trainable weights, learning rate"
+    assert (reason.before, reason.after) == ("2 trainable weights; 0.001", "4 trainable weights; 1e-05")
+    assert reason.fix.startswith("nothing to fix: keep the recompile") and "resets the optimizer" in reason.fix
+    assert "weights made trainable stay untrained" in reason.fix and len(reason.fix) <= WHOLE_CHARS  # shown whole
+    assert step.suggestion is None and not reason.plans  # no code offered
+    assert moved > 0  # as written (the recompile kept) the unfrozen base trains
+    # what each compile costs is what TF counts: 2 traces per train step object (variables)
+    assert step.traces == 4 and traces(m, "train")["step"] == 2
+    assert fine_tuned(False)[1] == 0  # without it the base stays untrained (the old advice)
 
 
 @pytest.mark.slow

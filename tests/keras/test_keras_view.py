@@ -118,5 +118,5 @@ def test_a_new_model_is_no_retrace_and_recompiling_the_same_model_is() -> None:
         second.predict(x, verbose=0, callbacks=[cb])
     (reason,) = [r for e in cb.report.events for r in e.reasons if r.code == "new-function-object"]
     assert "compile() ran again on this model" in reason.message and "another model" not in reason.message
-    assert "learning_rate.assign" in reason.fix
+    assert reason.fix.startswith("remove the repeated model.compile")  # it changed nothing
     assert "predict step ×1" in str(caught.value)

@@ -12,14 +12,31 @@ Keras private name (the model's public ``train_function`` attributes lead to the
 
 Used by the recording side, which names a Keras step for the user in every watch (the magic,
 ``run``, ``watch()``), and by :mod:`tfgraph_lab.keras.names` (the callback's names per call).
+
+:func:`compile_settings` reads what a model was compiled with (public Keras API:
+``trainable_weights``, ``get_compile_config()``, ``optimizer.get_config()``) when its new step
+function first traces, so a recompile can be explained by what it changed. It is the one
+function here that imports TensorFlow (``tf.init_scope``: it runs inside the trace of Keras's
+train loop, where Keras 3.15's ``optimizer.get_config()`` cannot read the learning rate's value).
 """
 
 from __future__ import annotations
 
+import json
 import weakref
 from typing import Any
 
-__all__ = ["KINDS", "keras_name", "keras_step", "model_owner", "step_functions", "step_label"]
+from ..model.vocab import CompileSetting
+
+__all__ = [
+    "KINDS",
+    "compile_settings",
+    "keras_name",
+    "keras_step",
+    "model_owner",
+    "step_functions",
+    "step_label",
+]
 
 KINDS = ("train", "test", "predict")
 # What a step function serves, whatever call is running: the test function serves both fit's
@@ -29,15 +46,20 @@ _SERIALS: dict[int, tuple[Any, int]] = {}  # id(model) -> (weak reference, seria
 _COUNTER = [0]
 
 
-def model_owner(model: Any) -> str:
-    """A name for ``model`` unique in this process (ids are reused after a model is gone)."""
-    slot = _SERIALS.get(id(model))
-    if slot is None or slot[0]() is not model:
+def _serial(obj: Any) -> int:
+    """A number for ``obj`` unique in this process (ids are reused after an object is gone)."""
+    slot = _SERIALS.get(id(obj))
+    if slot is None or slot[0]() is not obj:
         for key in [k for k, (ref, _) in _SERIALS.items() if ref() is None]:
             del _SERIALS[key]
         _COUNTER[0] += 1
-        slot = _SERIALS[id(model)] = (weakref.ref(model), _COUNTER[0])
-    return f"keras model #{slot[1]}"
+        slot = _SERIALS[id(obj)] = (weakref.ref(obj), _COUNTER[0])
+    return slot[1]
+
+
+def model_owner(model: Any) -> str:
+    """A name for ``model`` unique in this process (ids are reused after a model is gone)."""
+    return f"keras model #{_serial(model)}"
 
 
 def _is_tf_function(value: Any) -> bool:
@@ -132,3 +154,59 @@ def keras_name(fn: Any) -> tuple[str, str, str] | None:
         return None
     model, kind, part = step
     return step_label(model, kind, part), model_owner(model), kind
+
+
+TRAINABLE, LEARNING_RATE = CompileSetting.TRAINABLE.value, CompileSetting.LEARNING_RATE.value
+OPTIMIZER, OPTIMIZER_CONFIG = CompileSetting.OPTIMIZER.value, CompileSetting.OPTIMIZER_CONFIG.value
+OPTIMIZER_OBJECT = CompileSetting.OPTIMIZER_OBJECT.value
+_COMPILE_KEYS = (
+    "loss",
+    "loss_weights",
+    "metrics",
+    "weighted_metrics",
+    "run_eagerly",
+    "steps_per_execution",
+    "jit_compile",
+)
+
+
+def _text(value: Any) -> str:
+    try:
+        return json.dumps(value, sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _settings(model: Any) -> dict[str, str]:
+    weights = getattr(model, "trainable_weights", None) or []
+    out = {TRAINABLE: ", ".join(str(getattr(w, "path", None) or w.name) for w in weights)}
+    config = model.get_compile_config() if hasattr(model, "get_compile_config") else {}
+    for key in _COMPILE_KEYS:
+        if key in (config or {}):
+            out[key] = _text(config[key])
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None:
+        out[OPTIMIZER] = type(optimizer).__name__
+        out[OPTIMIZER_OBJECT] = f"#{_serial(optimizer)}"
+        opt_config = dict(optimizer.get_config())
+        opt_config.pop("name", None)  # adam, adam_1, ...: a new object's name, not a setting
+        rate = opt_config.pop("learning_rate", None)
+        out[LEARNING_RATE] = f"{rate:g}" if isinstance(rate, float) else _text(rate)
+        out[OPTIMIZER_CONFIG] = _text(opt_config)
+    return out
+
+
+def compile_settings(fn: Any) -> dict[str, str] | None:
+    """What the Keras model behind the step tf.function ``fn`` is compiled with, as texts keyed
+    by ``CompileSetting`` (and compile()'s loss, metrics and options by keyword), or None when ``fn`` is no model's step
+    or Keras cannot say."""
+    model = _model_in_closure(getattr(fn, "python_function", None))
+    if model is None:
+        return None
+    import tensorflow as tf
+
+    try:
+        with tf.init_scope():  # eager, also when called while Keras's train loop is traced
+            return _settings(model)
+    except Exception:  # a Keras that moved things: no settings, the generic text
+        return None

@@ -21,17 +21,32 @@ TF 2.21 (tests/keras/test_keras_fixes.py applies the suggestions):
 * ``predict`` with ``steps_per_execution=N`` passes a list of up to N batches: a shorter last
   group is another structure, another graph, until ``x`` is padded to a multiple of
   ``batch_size × N``.
+* ``compile()`` drops the model's train, test and predict functions: the next ``fit`` makes new
+  ones, which trace again. Keras 3.15 builds the train step from the trainable weights, loss,
+  metrics and optimizer it has when the step traces, so a recompile that changed one of them is
+  needed (its fine-tuning guide: set ``trainable = True``, compile, fit; without the recompile
+  the unfrozen layers are not trained). A recompile with a new optimizer also starts that
+  optimizer's state afresh (its step count, Adam's moments). Only a recompile that changed the
+  learning rate alone can be replaced: ``model.optimizer.learning_rate.assign(new)`` makes no new
+  function and no trace (:func:`recompile_reason`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from ..model.records import Reason
-from ..model.vocab import ReasonCode, XlaCode
+from ..model.vocab import CompileSetting, ReasonCode, XlaCode
 
-__all__ = ["flag_suggestion", "keras_flag_reason", "keras_reason", "keras_suggestion", "keras_xla_reason"]
+__all__ = [
+    "flag_suggestion",
+    "keras_flag_reason",
+    "keras_reason",
+    "keras_suggestion",
+    "keras_xla_reason",
+    "recompile_reason",
+]
 
 _SHAPE = (ReasonCode.SHAPE_CHANGED, ReasonCode.RANK_CHANGED)
 _STEP = {"train": "train function", "test": "test function", "predict": "predict function"}
@@ -113,10 +128,7 @@ def keras_suggestion(role: str, reasons: Sequence[Reason], generalised: bool) ->
         return None
     code = max(dict.fromkeys(codes), key=codes.count)
     if code == ReasonCode.NEW_FUNCTION_OBJECT:
-        return (
-            'model.compile("adam", "mse")  # once per model: each compile() drops its functions\n'
-            "model.optimizer.learning_rate.assign(1e-4)  # to change the learning rate later"
-        )
+        return _recompile_suggestion([r for r in reasons if r.code == code])
     if role == "predict" and (code in _SHAPE or code == ReasonCode.STRUCTURE_CHANGED):
         group = "batch_size * steps_per_execution" if code == ReasonCode.STRUCTURE_CHANGED else "batch_size"
         lines = (
@@ -195,3 +207,152 @@ def flag_suggestion(flags: Sequence[str], short: str) -> str:
         f"# expected: one graph per value of `{flags[0]}` ({_keep_python(flags)})\n"
         f"# or two functions: train_{short} = tf.function(...); eval_{short} = tf.function(...)"
     )
+
+
+_OBJECT = CompileSetting.OPTIMIZER_OBJECT.value
+_RATE = CompileSetting.LEARNING_RATE.value
+_REBUILT = (
+    "Keras built this function anew: model.compile() ran again on this model (each compile() "
+    "drops the model's train, test and predict functions); the new function object starts with "
+    "an empty cache"
+)
+_RESET = (
+    "a recompile also resets the optimizer's state when it gets a new optimizer (its step "
+    "count and, for Adam, its moment estimates start from zero)"
+)
+
+
+def _is_rate(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False  # a schedule: no Variable to assign
+    return True
+
+
+def _changed(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    return [k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k)]
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _trainable_change(before: str, after: str) -> str:
+    old = [w for w in before.split(", ") if w]
+    new = [w for w in after.split(", ") if w]
+    gained = [w for w in new if w not in old]
+    lost = [w for w in old if w not in new]
+    parts = [f"{len(old)} → {len(new)} trainable weights"]
+    if gained:
+        parts.append(f"now trained: {', '.join(gained[:3])}{' …' if len(gained) > 3 else ''}")
+    if lost:
+        parts.append(f"no longer trained: {', '.join(lost[:3])}{' …' if len(lost) > 3 else ''}")
+    return "; ".join(parts)
+
+
+def _value(key: str, settings: Mapping[str, str]) -> str:
+    text = settings.get(key, "(none)")
+    if key == CompileSetting.TRAINABLE:
+        return f"{len([w for w in text.split(', ') if w])} trainable weights"
+    return _short(text)
+
+
+def _change_text(key: str, before: Mapping[str, str], after: Mapping[str, str]) -> str:
+    if key == CompileSetting.TRAINABLE:
+        return _trainable_change(before.get(key, ""), after.get(key, ""))
+    return f"{key} {_short(before.get(key, '(none)'))} → {_short(after.get(key, '(none)'))}"
+
+
+def recompile_reason(
+    reason: Reason, before: Mapping[str, str] | None, after: Mapping[str, str] | None, role: str
+) -> Reason:
+    """The new-function-object ``reason`` of a Keras step made by compiling its model again,
+    explained by what the compile changed: ``before``/``after`` are the model's compile
+    settings (``adapter.keras_steps.compile_settings``) when the earlier and this function
+    object first traced (None: not known). ``argument`` names the settings that changed.
+
+    A change to training (trainable weights, loss, metrics, the optimizer's class or settings,
+    compile()'s options) is expected and gets no fix; a change of the learning rate alone gets
+    ``model.optimizer.learning_rate.assign(NEW)`` instead of the recompile; no change at all,
+    removing the recompile."""
+    if before is None or after is None:
+        return replace(
+            reason,
+            message=_REBUILT,
+            fix="expected if the recompile changed what Keras trains with (trainable weights, "
+            "loss, metrics, the optimizer): keep it, Keras needs it (and " + _RESET + "); if it "
+            "changed only the learning rate, assign it instead of recompiling: "
+            "model.optimizer.learning_rate.assign(new_lr)",
+            plans=(),
+        )
+    changed = _changed(before, after)
+    training = [k for k in changed if k not in (_OBJECT, _RATE)]
+    new_optimizer = _OBJECT in changed
+    rate_only = not training and _RATE in changed and _is_rate(after.get(_RATE, ""))
+    reset = "; it also resets the optimizer's state (its step count, Adam's moments)" if new_optimizer else ""
+    if training or (_RATE in changed and not rate_only):
+        said = "; ".join(_change_text(k, before, after) for k in changed if k != _OBJECT)
+        needed = (
+            "Keras builds the train step from the trainable weights, loss, metrics and optimizer "
+            "it has when it traces, so the change takes effect only through this recompile"
+            if role == "train"
+            else "each compile() drops the model's functions, so this one traces once again"
+        )
+        without = (
+            "the weights made trainable stay untrained"
+            if CompileSetting.TRAINABLE in training
+            else "Keras goes on training with the earlier settings"
+        )
+        return replace(
+            reason,
+            argument=", ".join(training + [_RATE] * (_RATE in changed)),
+            before="; ".join(_value(k, before) for k in changed if k != _OBJECT),
+            after="; ".join(_value(k, after) for k in changed if k != _OBJECT),
+            message=f"Keras built this function anew: model.compile() ran again on this model and "
+            f"changed what it trains with ({said}); expected: {needed}",
+            fix=f"nothing to fix: keep the recompile, Keras needs it (without it {without}){reset}",
+            plans=(),
+        )
+    if rate_only:
+        new = after[_RATE]
+        return replace(
+            reason,
+            argument=_RATE,
+            before=before[_RATE],
+            after=new,
+            message=f"Keras built this function anew: model.compile() ran again on this model and "
+            f"changed nothing but the learning rate ({before[_RATE]} → {new}); the new function "
+            "object starts with an empty cache"
+            + ("; the recompile's new optimizer also started its state afresh" if new_optimizer else ""),
+            fix=f"assign the rate instead of compiling again: "
+            f"model.optimizer.learning_rate.assign({new}) (no new functions, no new traces"
+            + ("; the optimizer keeps its state)" if new_optimizer else ")"),
+            plans=(),
+        )
+    return replace(
+        reason,
+        argument=_OBJECT if new_optimizer else "",
+        before="an optimizer" if new_optimizer else "",
+        after="a new optimizer, all else the same" if new_optimizer else "",
+        message="Keras built this function anew: model.compile() ran again on this model and "
+        "changed nothing it trains with (the same trainable weights, loss, metrics, optimizer "
+        "and learning rate); the new function object starts with an empty cache"
+        + ("; its new optimizer also started the optimizer's state afresh" if new_optimizer else ""),
+        fix="remove the repeated model.compile(...): it only made Keras build and trace the "
+        "model's functions again" + ("; without it the optimizer also keeps its state" if new_optimizer else ""),
+        plans=(),
+    )
+
+
+def _recompile_suggestion(reasons: Sequence[Reason]) -> str | None:
+    """Code for a recompile, from the settings its reasons name as changed (``argument``)."""
+    for reason in reasons:
+        if reason.argument == _RATE and _is_rate(reason.after):
+            return (
+                f"model.optimizer.learning_rate.assign({reason.after})  # instead of the second "
+                "model.compile(...): no new functions, no new traces"
+            )
+    if any(r.argument == _OBJECT for r in reasons):
+        return "# remove the repeated model.compile(...): it changed nothing Keras trains with"
+    return None  # a recompile that changed training is expected; or not known

@@ -1,6 +1,7 @@
 """The words the report is written in, each vocabulary one ``str`` enum: how a graph came
 (:class:`Via`), the scope it was traced in (:class:`Scope`), why it was traced
-(:class:`ReasonCode`) and why XLA compiled (:class:`XlaCode`).
+(:class:`ReasonCode`), why XLA compiled (:class:`XlaCode`) and which of a Keras model's compile()
+settings a recompile changed (:class:`CompileSetting`).
 
 A member *is* its string (``Via.CALL == "call"``, hashes alike, ``json.dumps`` writes
 ``"call"``), so the JSON (version 1) is the plain strings' byte for byte
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["ReasonCode", "Scope", "Via", "Vocabulary", "XlaCode"]
+__all__ = ["CompileSetting", "ReasonCode", "Scope", "Via", "Vocabulary", "XlaCode"]
 
 
 class Vocabulary(str, Enum):
@@ -73,3 +74,16 @@ class XlaCode(Vocabulary):
     GRADIENT_TAPE = "gradient-tape"  # called under a GradientTape: a forward twin and a backward compile too
     CONSTANT_VALUE = "constant-value"  # same graph and shapes compiled again: a value XLA needs as a constant
     PER_DEVICE = "per-device"  # one compilation per device (a distribution strategy's replicas)
+
+
+class CompileSetting(Vocabulary):
+    """What a Keras model is compiled with, one text each (``adapter.keras_steps.compile_settings``
+    reads them when a new step function first traces; a recompile's reason names those that
+    changed in ``reasons[].argument``). Besides these, compile()'s own options by their keyword
+    (``loss``, ``metrics``, ``jit_compile``, ...)."""
+
+    TRAINABLE = "trainable weights"  # their paths, joined by ", "
+    LEARNING_RATE = "learning rate"
+    OPTIMIZER = "optimizer"  # its class
+    OPTIMIZER_CONFIG = "optimizer settings"  # get_config() without name and learning rate
+    OPTIMIZER_OBJECT = "optimizer object"  # which object: a new one starts with a fresh state

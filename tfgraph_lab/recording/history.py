@@ -15,7 +15,8 @@ import re
 from dataclasses import replace
 
 from .. import adapter as tfa
-from ..explain.keras_fixes import keras_flag_reason, keras_reason
+from ..adapter.keras_steps import compile_settings
+from ..explain.keras_fixes import keras_flag_reason, keras_reason, recompile_reason
 from ..explain.trace import explain_trace, mark_wasted
 from ..model.counts import is_retrace
 from ..model.places import cell_label, innermost_python_function
@@ -39,12 +40,16 @@ class History:
         # The code object the latest function object ran: a notebook cell run again compiles
         # its source anew, a loop re-wraps the same code (a code object: constants, no globals)
         self.codes: dict[tuple[str, str, int, str, str], object] = {}
+        # A Keras model's compile() settings when its latest step function of this code first
+        # traced (adapter.keras_steps.compile_settings): what a recompile changed
+        self.compiles: dict[tuple[str, str, int, str, str], dict[str, str] | None] = {}
 
     def reset(self) -> None:
         """Forget every earlier function object (``Hub.reset``, ``recorder.reset_recording``)."""
         self.objects_per_code.clear()
         self.last_graphs.clear()
         self.codes.clear()
+        self.compiles.clear()
 
     def cell_rerun(self, key: tuple[str, str, int, str, str], state: FunctionState) -> bool:
         """The first graph of ``state`` is its cell's re-run: an IPython cell defined this
@@ -77,9 +82,14 @@ def explain_new_graph(
     code_key = history.code_key(state.info)
     objects_before = history.objects_per_code.get(code_key, 0)
     rerun = False
+    compiled: tuple[dict[str, str] | None, dict[str, str] | None] = (None, None)
     if not earlier:  # the first graph of this function object
         history.objects_per_code[code_key] = objects_before + 1
         rerun = history.cell_rerun(code_key, state)
+        if state.info.owner and state.info.role:  # a Keras model's step: what it is compiled with
+            settings = compile_settings(state.ref())
+            compiled = (history.compiles.get(code_key), settings)
+            history.compiles[code_key] = settings
     other_objects = history.last_graphs.get(code_key, [])
     reasons = explain_trace(
         new=graph.signature,
@@ -110,7 +120,10 @@ def explain_new_graph(
     if state.info.framework and _KERAS_DIR in state.info.filename:
         owned = bool(state.info.owner)
         reasons = [
-            _keras_rebuilt(r, owned) if r.code == ReasonCode.NEW_FUNCTION_OBJECT else r for r in reasons
+            (recompile_reason(r, *compiled, state.info.role) if owned else _keras_rebuilt(r))
+            if r.code == ReasonCode.NEW_FUNCTION_OBJECT
+            else r
+            for r in reasons
         ]
     return tuple(reasons)
 
@@ -127,28 +140,24 @@ def _python_flags(signature: Signature) -> tuple[str, ...]:
     )
 
 
-def _keras_rebuilt(reason: Reason, owned: bool) -> Reason:
-    """A new object of Keras's own train/test/predict function: say what the user did.
+def _keras_rebuilt(reason: Reason) -> Reason:
+    """A new object of Keras's own train/test/predict function whose model is not known.
 
     Keras 3 (3.0-3.15) drops ``train_function``, ``test_function`` and ``predict_function`` in
     ``compile()`` (keras/src/trainers/trainer.py) and builds each model's own on first use, so
-    a new object means the model was compiled again, or it is another model. ``owned``: the
-    function is keyed by its model (a TraceCallback named it), so it is this model again.
+    a new object means the model was compiled again, or it is another model. A function keyed
+    by its model (named for the user) gets ``explain.keras_fixes.recompile_reason`` instead.
     """
-    cause = (
-        "model.compile() ran again on this model (each compile() drops the model's train, test "
-        "and predict functions)"
-        if owned
-        else "model.compile() ran again (each compile() drops the model's train, test and "
-        "predict functions) or this is another model (each model traces its own once)"
-    )
     return replace(
         reason,
-        message=f"Keras built this function anew: {cause}; the new function object starts "
-        "with an empty cache",
-        fix="compile each model once; if you recompiled to change the learning rate, assign it "
-        "instead: model.optimizer.learning_rate.assign(new_lr)"
-        + ("" if owned else ". A new model tracing its own functions once is expected"),
+        message="Keras built this function anew: model.compile() ran again (each compile() drops "
+        "the model's train, test and predict functions) or this is another model (each model "
+        "traces its own once); the new function object starts with an empty cache",
+        fix="expected for another model, and for a recompile that changed what Keras trains with "
+        "(trainable weights, loss, metrics, the optimizer; it also resets the optimizer's state); "
+        "if the recompile changed only the learning rate, assign it instead: "
+        "model.optimizer.learning_rate.assign(new_lr)",
+        plans=(),
     )
 
 

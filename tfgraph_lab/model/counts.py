@@ -79,6 +79,10 @@ class Counted(Protocol):
     @property
     def call_seconds(self) -> float: ...
     @property
+    def nested_trace_seconds(self) -> float: ...
+    @property
+    def nested_framework_seconds(self) -> float: ...
+    @property
     def xla_slow_calls(self) -> int: ...
     @property
     def xla_slow_seconds(self) -> float: ...
@@ -95,6 +99,8 @@ class CountRow:
         "eager_calls",
         "failed_traces",
         "framework",
+        "nested_framework_seconds",
+        "nested_trace_seconds",
         "qualname",
         "retraces",
         "trace_seconds",
@@ -115,6 +121,7 @@ class CountRow:
         self.failed_traces = self.eager_calls = self.wasted_retraces = 0
         self.xla_slow_calls = self.xla_compiles = 0
         self.trace_seconds = self.call_seconds = self.xla_slow_seconds = 0.0
+        self.nested_trace_seconds = self.nested_framework_seconds = 0.0
 
 
 @dataclass(frozen=True)
@@ -155,11 +162,20 @@ def totals(rows: Iterable[Counted], selection: Selection = Selection.USER) -> To
         calls=sum(r.calls for r in chosen),
         traces=sum(r.traces for r in own),
         retraces=sum(r.retraces for r in own),
-        trace_seconds=sum(r.trace_seconds for r in chosen),
+        trace_seconds=sum(r.trace_seconds - _counted_outside(r, selection) for r in chosen),
         xla_compiles=sum(r.xla_compiles for r in chosen),
         mean_cached_seconds=mean_cached_seconds(chosen),
         wrapper_graphs=wrappers,
     )
+
+
+def _counted_outside(row: Counted, selection: Selection) -> float:
+    """The part of ``row``'s tracing time a function of ``selection`` holds already: its traces
+    made inside another function's trace. The user's selection counts those made inside TF's
+    or Keras's own functions only (hidden, their time in no row it sums) in the nested row."""
+    if selection is Selection.ALL:
+        return row.nested_trace_seconds
+    return row.nested_trace_seconds - row.nested_framework_seconds
 
 
 def mean_cached_seconds(rows: Iterable[Counted]) -> float | None:

@@ -189,6 +189,9 @@ class Event:
     began_before_watch: bool = False
     call_number: int | None = None
     process: str | None = None
+    # the function whose call was in progress on this thread when this call was made (a
+    # tf.function called inside another's trace): its trace's time holds this event's
+    inside: str | None = None
 
     @property
     def retrace(self) -> bool:
@@ -216,7 +219,7 @@ class Event:
         for key in ("eager", "failed_trace", "wasted", "xla_estimated", "began_before_watch"):
             if getattr(self, key):
                 data[key] = True
-        for key in ("error", "caller", "thread", "signature", "start", "call_number", "process"):
+        for key in ("error", "caller", "thread", "signature", "start", "call_number", "process", "inside"):
             value = getattr(self, key)
             if value is not None:
                 data[key] = value
@@ -254,6 +257,7 @@ class Event:
             began_before_watch=bool(data.get("began_before_watch", False)),
             call_number=data.get("call_number"),
             process=data.get("process"),
+            inside=data.get("inside"),
         )
 
 
@@ -342,6 +346,12 @@ class FunctionSummary:
     xla_cost_calls: float | None = None  # ...in cached calls of the functions that ran them
     xla_slow_calls: int = 0  # own calls that compiled without tracing (not "cached" calls)
     xla_slow_seconds: float = 0.0
+    # Of trace_seconds, the traces made inside another watched function's call (a nested
+    # tf.function traced while the outer one traced): the outer's trace_seconds holds them too,
+    # so totals count them once (model.counts.totals). nested_framework_seconds: the part made
+    # inside TF's or Keras's own functions only, which the user's totals leave out.
+    nested_trace_seconds: float = 0.0
+    nested_framework_seconds: float = 0.0
 
     @property
     def cached_calls(self) -> int:
@@ -353,13 +363,17 @@ class FunctionSummary:
         return mean_cached_seconds([self])
 
     def to_dict(self) -> dict[str, object]:
-        return _as_dict(
+        data = _as_dict(
             self,
             _SUMMARY_KEYS,
             hints=list(self.hints),
             graphs=[g.to_dict() for g in self.graphs],
             xla_compiles_exact=self.xla_compiles_kind == "exact",
         )
+        for key in ("nested_trace_seconds", "nested_framework_seconds"):  # only when there was any
+            if getattr(self, key):
+                data[key] = getattr(self, key)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FunctionSummary:
@@ -393,6 +407,8 @@ class FunctionSummary:
             xla_cost_calls=data.get("xla_cost_calls"),
             xla_slow_calls=int(data.get("xla_slow_calls", 0)),
             xla_slow_seconds=float(data.get("xla_slow_seconds", 0.0)),
+            nested_trace_seconds=float(data.get("nested_trace_seconds", 0.0)),
+            nested_framework_seconds=float(data.get("nested_framework_seconds", 0.0)),
         )
 
 

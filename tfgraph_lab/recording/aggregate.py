@@ -50,6 +50,8 @@ _COUNTS = (
     "retraces",
     "eager_calls",
     "wasted_retraces",
+    "nested_trace_seconds",
+    "nested_framework_seconds",
 )
 
 
@@ -260,6 +262,7 @@ def aggregate(
                 start=since(entry.start),
                 call_number=acc.calls if is_call else None,
                 began_before_watch=entry.began_before_watch,
+                inside=entry.inside[-1].info.qualname if entry.inside else None,
             )
         )
         n += 1

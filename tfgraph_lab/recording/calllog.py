@@ -175,6 +175,10 @@ class CallRecord:
     # of the calls the trace made: a nested function's explaining) is out of ``seconds``, so a
     # trace's cost is TensorFlow's; the callbacks' time is on the graphs (``tool_seconds``).
     tool_seconds: float = 0.0
+    # The functions whose calls were in progress on this thread when this call was made,
+    # outermost first: a tf.function called while another traces is traced inside that trace,
+    # whose span (and so its ``seconds``) holds this call's (tally.count_record counts it once).
+    inside: tuple[FunctionState, ...] = ()
 
 
 @dataclass

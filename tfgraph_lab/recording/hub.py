@@ -328,6 +328,7 @@ class Hub:
             record = CallRecord(state, via, 0.0, time.perf_counter())
             record.began_before_watch = begun is not None
             record.thread = self.stack().thread
+            record.inside = tuple(f.state for f in self.stack())
             record.traces.append(graph)
             record.caller = tfa.user_place(caller_location())
             record.reasons = explain_new_graph(self.history, state, graph, None)
@@ -377,6 +378,7 @@ class Hub:
         inside = stack.spent.pop(frame, 0.0)
         state = frame.state
         record = CallRecord(state, self.trace_origin(state, frame.via), max(0.0, seconds - inside), start)
+        record.inside = tuple(f.state for f in stack)  # the frame is off the stack: its callers
         try:
             self._fill_slow_record(record, frame, fn, args, kwargs, exc, xla, graph)
         finally:

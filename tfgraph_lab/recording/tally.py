@@ -36,6 +36,11 @@ def count_record(row: CountRow, record: CallRecord) -> int:
         row.calls += 1
         row.call_seconds += record.seconds
     retraces = 0
+    traced = bool(record.traces) or record.failed_trace
+    if traced and record.inside:  # traced inside an outer function's trace: its time is there too
+        row.nested_trace_seconds += record.seconds
+        if not any(users(s.info) for s in record.inside):
+            row.nested_framework_seconds += record.seconds
     if record.traces:
         row.traces += len(record.traces)
         row.trace_seconds += record.seconds

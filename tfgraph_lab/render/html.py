@@ -32,6 +32,7 @@ from .text import (
     folded_text,
     graphs_shown,
     long_cache_split,
+    nested_note,
     notices,
     tf_warnings_said,
     tracing_time,
@@ -66,6 +67,9 @@ def _render_html(report: TraceReport, view: ViewOptions) -> str:
     if points:
         parts.append(chart_html(points, "time per call"))
     parts.append(_function_table(report, listed))
+    nested = nested_note(report, listed)
+    if nested:
+        parts.append(f"<p class='tfgl-muted tfgl-nested'>{escape(nested)}</p>")
     traced_events: dict[tuple[str, str], list[Event]] = {}
     for e in report.events:
         if e.traced or e.failed_trace or e.xla_compiled:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..explain.fixes import code_name
@@ -27,6 +27,7 @@ __all__ = [
     "folded_text",
     "graphs_shown",
     "headline",
+    "nested_note",
     "notices",
     "render_text",
     "tf_warnings_said",
@@ -110,7 +111,26 @@ def cost_phrase(event: Event, fn: FunctionSummary) -> str:
     """``cost 4.1 ms ≈ 22 cached calls``, or what is known of a trace begun before the watch."""
     if event.began_before_watch:
         return "began before the watch; cost not measured"
-    return f"cost {cost_text(event, fn)}"
+    inside = f", inside {event.inside}'s trace (in its cost too)" if event.inside else ""
+    return f"cost {cost_text(event, fn)}{inside}"
+
+
+def nested_note(report: TraceReport, shown: Sequence[FunctionSummary]) -> str:
+    """``(train step traced inside train loop's trace: its tracing time is counted once, in
+    train loop's)``: the rows whose tracing an outer row's time holds too, so the tracing column
+    adds up to more than the total."""
+    names = {f.qualname for f in shown if f.nested_trace_seconds}
+    outer: dict[str, dict[str, None]] = {}
+    for e in report.events:
+        if e.inside and e.qualname in names and (e.traced or e.failed_trace):
+            outer.setdefault(e.qualname, {})[e.inside] = None
+    said = [
+        f"{inner} traced inside {' and '.join(f'{o}' for o in outers)}'s trace"
+        for inner, outers in outer.items()
+    ]
+    if not said:
+        return ""
+    return f"({'; '.join(said)}: its tracing time is in the outer's too, counted once in the total)"
 
 
 def cost_text(event: Event, fn: FunctionSummary) -> str:
@@ -161,6 +181,9 @@ def _render_text(report: TraceReport, view: ViewOptions) -> str:
             + ("  [framework]" if fn.framework else "")
             + (f"  {xla_row_note(fn)}" if fn.xla_compiles else "")
         )
+    nested = nested_note(report, shown)
+    if nested:
+        lines.append(nested)
     if hidden:
         lines.append(
             f"({plural(hidden, 'TensorFlow/Keras function')} hidden; "

@@ -212,6 +212,8 @@ def _sum_functions(parts: list[FunctionSummary]) -> FunctionSummary:
         xla_cost_calls=sum(f.xla_cost_calls for f in parts if f.xla_cost_calls) or None,
         xla_slow_calls=sum(f.xla_slow_calls for f in parts),
         xla_slow_seconds=sum(f.xla_slow_seconds for f in parts),
+        nested_trace_seconds=sum(f.nested_trace_seconds for f in parts),
+        nested_framework_seconds=sum(f.nested_framework_seconds for f in parts),
     )
 
 

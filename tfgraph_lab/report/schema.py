@@ -98,6 +98,8 @@ _FUNCTION = _object(
     wasted_retraces=_COUNT,
     hints=_STRINGS,
     suggestion=_OPT_STR,
+    nested_trace_seconds=_SECONDS,
+    nested_framework_seconds=_SECONDS,
     wraps=_STR,
     jit_compile=_BOOL,
     xla_compiles=_COUNT,
@@ -138,6 +140,7 @@ _EVENT = _object(
     xla_reasons=_REASONS,
     call_number={"type": ["integer", "null"], "minimum": 1},
     process=_OPT_STR,
+    inside=_STR,  # written only for a call made inside another's trace
 )
 _RUN = _object(
     ["first", "calls", "seconds", "max_seconds"],

@@ -381,12 +381,14 @@ report = w.report.with_options(show_framework=True)
 # TF 2.15-2.21): that clone, not replica_step itself, holds the graphs.
 clone = mirrored_run._cfer_fn_cache[strategy][replica_step]
 print(json.dumps({
-    "ours": {f.qualname: {"traces": f.traces, "calls": f.calls, "framework": f.framework}
-             for f in report.functions},
+    "ours": {f.label: {"traces": f.traces, "calls": f.calls, "framework": f.framework,
+                       "qualname": f.qualname} for f in report.functions},
     "tf": {"step": step.experimental_get_tracing_count(),
            "replica_step": replica_step.experimental_get_tracing_count(),
            "clone": clone.experimental_get_tracing_count()},
-    "shown": [f.qualname for f in w.report.shown_functions],
+    "shown": [f.label for f in w.report.shown_functions],
+    "json_qualnames": sorted({f["qualname"] for f in report.to_dict()["functions"]}
+                             | {e["qualname"] for e in report.to_dict()["events"]}),
     "patched": is_patched(),
 }))
 """
@@ -421,6 +423,9 @@ def test_mirrored_strategy_clone_is_shown_as_what_it_is(mirrored: Any) -> None:
     assert ours.get("replica_step", {"traces": 0})["traces"] == theirs["replica_step"]
     assert not clone["framework"]
     assert "replica clone of replica_step" in mirrored["shown"]
+    # the JSON's qualname is the Python name (issue 33.5); the label says what the row is
+    assert clone["qualname"] == "replica_step"
+    assert not any(" of " in q or " around " in q for q in mirrored["json_qualnames"]), mirrored["json_qualnames"]
 
 
 # ------------------------------------------------------------------ recursion, collection

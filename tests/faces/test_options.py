@@ -108,7 +108,11 @@ def test_with_options_no_longer_rewrites_the_data() -> None:
 
 def _framework_record() -> Any:
     info = SimpleNamespace(
-        qualname="_PerDeviceGenerator._init_func", filename="tf/data.py", framework=True, origin=None
+        qualname="_PerDeviceGenerator._init_func",
+        label="_PerDeviceGenerator._init_func",
+        filename="tf/data.py",
+        framework=True,
+        origin=None,
     )
     graph = SimpleNamespace(retrace=True)
     return SimpleNamespace(

@@ -47,7 +47,7 @@ def test_fit_evaluate_predict_rows_on_keras_2(tmp_path: Path) -> None:
     for n in (10, 37, 64):
         m.predict(X[:n], verbose=0, callbacks=[cb])
     cb.close()
-    shown = {f.qualname: f for f in cb.report.shown_functions}
+    shown = {f.label: f for f in cb.report.shown_functions}
     expected = {
         "fit · train step": m.train_function,
         "fit · validation / evaluate · test step": m.test_function,

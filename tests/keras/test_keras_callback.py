@@ -70,7 +70,7 @@ def functions_in_closure(fn: Any, seen: set[int] | None = None) -> list[Any]:
 
 
 def train_traces(report: Any) -> int:
-    return sum(f.traces for f in report.functions if f.qualname.startswith("fit · "))
+    return sum(f.traces for f in report.functions if f.label.startswith("fit · "))
 
 
 def codes_of(report: Any) -> list[str]:

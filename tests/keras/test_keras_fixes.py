@@ -230,7 +230,7 @@ def test_xla_compiles_of_keras_steps_get_keras_level_fixes() -> None:
             x = np.pad(X[:n], [(0, -n % 32), (0, 0)]) if padded else X[:n]
             m.predict(x, verbose=0, callbacks=[cb])
         fixes = [r.fix for e in cb.report.events for r in e.xla_reasons or () if r.fix]
-        return {f.qualname: f.xla_compiles for f in cb.report.shown_functions if f.xla_compiles}, fixes
+        return {f.label: f.xla_compiles for f in cb.report.shown_functions if f.xla_compiles}, fixes
 
     compiles, fixes = xla_rows(True, False)
     assert compiles["predict step (XLA)"] >= 2 and fixes  # TF's compile log: 3 (one per size)

@@ -74,7 +74,7 @@ def test_fit_evaluate_predict_rows_are_named_and_counted_as_tensorflow_counts() 
         "fit · validation / evaluate · test loop": test["multi_step_on_iterator"],
         "predict step": model.predict_function,
     }
-    shown = {f.qualname: f for f in report.shown_functions}
+    shown = {f.label: f for f in report.shown_functions}
     assert set(shown) == set(expected)  # shown by default; train and test apart
     for name, fn in expected.items():
         assert shown[name].traces == fn.experimental_get_tracing_count(), name
@@ -98,9 +98,9 @@ def test_two_models_are_named_apart_and_the_first_is_renamed_when_the_second_com
     first, second = dropout_model("encoder"), dropout_model("decoder")
     cb = TraceCallback()
     first.fit(x, y, epochs=1, batch_size=32, verbose=0, callbacks=[cb])
-    assert {f.qualname for f in cb.report.shown_functions} == {"fit · train step", "fit · train loop"}
+    assert {f.label for f in cb.report.shown_functions} == {"fit · train step", "fit · train loop"}
     second.fit(x, y, epochs=1, batch_size=32, verbose=0, callbacks=[cb])
-    names = {f.qualname for f in cb.report.shown_functions}
+    names = {f.label for f in cb.report.shown_functions}
     assert names == {f"{m} · fit · train {p}" for m in ("encoder", "decoder") for p in ("step", "loop")}
     assert cb.retraces == 0 == cb.report.retraces  # each model traces its own once
 

@@ -77,7 +77,7 @@ def test_the_callback_works_again_after_a_failed_fit() -> None:
         model.fit(BAD_X, GOOD_Y, verbose=0, callbacks=[cb])
     model.fit(GOOD_X, GOOD_Y, epochs=2, batch_size=4, verbose=0, callbacks=[cb])
     assert not is_patched()
-    train = [f for f in cb.report.functions if f.qualname.startswith("fit · ")]
+    train = [f for f in cb.report.functions if f.label.startswith("fit · ")]
     assert sum(f.calls for f in train) >= 4  # 2 epochs × 2 batches, counted after the failure
     assert not getattr(type(model.train_function), "_tfgraph_lab_step_guard", False)  # Keras's own
     cb.close()
@@ -300,7 +300,7 @@ def _watched_every_epoch(probe: EpochProbe, cb: Any, model: Any, epochs: int) ->
     assert not is_patched() and cb.ended_early == []
     from tfgraph_lab.adapter.keras_steps import step_functions
 
-    rows = {f.qualname: f.traces for f in cb.report.functions}
+    rows = {f.label: f.traces for f in cb.report.functions}
     steps = step_functions(model, "train")
     assert steps and all(  # TF's own count of each of Keras's train tf.functions
         rows[f"fit · train {part}"] == fn.experimental_get_tracing_count() for fn, part in steps

@@ -86,7 +86,7 @@ def test_live_counters_equal_the_report_for_a_user_function_and_a_keras_fit() ->
     report = w.report
     # Keras's train step and loop are the user's rows too, in any watch (named by keras_steps)
     keras_traces = sum(fn.experimental_get_tracing_count() for fn, _ in step_functions(model, "train"))
-    assert f"{model.name} · fit · train step" in {f.qualname for f in report.functions}
+    assert f"{model.name} · fit · train step" in {f.label for f in report.functions}
     assert report.traces == step.experimental_get_tracing_count() + keras_traces == 3 + keras_traces
     assert report.retraces == 2  # the user's two shape changes; Keras's variable-creation trace is none
     every = report.totals("all")

@@ -116,14 +116,15 @@ def test_keras_fit_tracing_total_is_within_the_fits_wall_time() -> None:
         model.fit(x, x[:, :1], batch_size=16, epochs=2, verbose=0)  # a short last batch: a retrace
     wall = time.perf_counter() - began
     report = w.report
-    step = next(f for f in report.functions if f.qualname.endswith("train step"))
-    loop = next(f for f in report.functions if f.qualname.endswith("train loop"))
+    step = next(f for f in report.functions if f.label.endswith("train step"))
+    loop = next(f for f in report.functions if f.label.endswith("train loop"))
     from tfgraph_lab.keras.names import step_functions
 
     tf_counts = {part: fn.experimental_get_tracing_count() for fn, part in step_functions(model, "train")}
     assert (step.traces, loop.traces) == (tf_counts["step"], tf_counts["loop"])
-    inside = {e.inside for e in report.events if e.traced and e.qualname == step.qualname}
-    assert inside == {loop.qualname}
+    inside = {e.inside for e in report.events if e.traced and e.key == step.key}
+    assert inside == {loop.label}  # the outer row as people read it (its qualname is Keras's)
+    assert f"inside {loop.label}'s trace" in str(report) and f"{step.label} traced inside {loop.label}'s trace" in str(report)
     assert step.nested_trace_seconds == pytest.approx(step.trace_seconds)
     assert report.trace_seconds == pytest.approx(loop.trace_seconds)
     assert report.trace_seconds <= wall

@@ -124,13 +124,13 @@ _SCENARIOS = textwrap.dedent(
         out = {}
         for f in report.functions:
             if f.xla_compiles or f.xla_compiles_kind:
-                n, kind = out.get(f.qualname.rsplit(".", 1)[-1], (0, f.xla_compiles_kind))
-                out[f.qualname.rsplit(".", 1)[-1]] = (n + f.xla_compiles, kind)
+                n, kind = out.get(f.label.rsplit(".", 1)[-1], (0, f.xla_compiles_kind))
+                out[f.label.rsplit(".", 1)[-1]] = (n + f.xla_compiles, kind)
         return out
 
     logged = counts(rec.report)
     text = str(rec.report)
-    suggestions = {f.qualname: f.suggestion for f in rec.report.functions}
+    suggestions = {f.label: f.suggestion for f in rec.report.functions}
     report = {"log": logged, "text": text, "suggestions": suggestions}
     report["dropped_traces"] = dropped_step.experimental_get_tracing_count()
     rec._xla_window = None  # the same watch as the model alone saw it

@@ -22,7 +22,10 @@ from tfgraph_lab.watching.budget import TraceBudget  # noqa: E402
     [("stpe", "step", False), ("ｓｔｅｐ", "step", True), ("st\u200bep", "step", True), ("zzz", None, False)],
 )
 def test_unknown_names_warn_with_the_closest_function(name: str, closest: str | None, odd: bool) -> None:
-    functions: Any = [SimpleNamespace(qualname="train.<locals>.step"), SimpleNamespace(qualname="evaluate")]
+    functions: Any = [
+        SimpleNamespace(qualname="train.<locals>.step", label="train.<locals>.step"),
+        SimpleNamespace(qualname="evaluate", label="evaluate"),
+    ]
     (text,) = TraceBudget.parse(f"{name}=1").unknown_names(functions)  # type: ignore[union-attr]
     assert "never applied" in text and repr(name) in text
     assert ("full-width or invisible" in text) == odd

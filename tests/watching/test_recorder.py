@@ -262,8 +262,10 @@ def test_restored_savedmodel_function(tmp_path: Any) -> None:
         for n in (1, 2, 3):
             restored(tf.ones([n]))
     traced = restored.__call__.experimental_get_tracing_count() - before
-    restored_fns = [f for f in w.report.functions if f.qualname.startswith("restored ")]
+    restored_fns = [f for f in w.report.functions if f.label.startswith("restored ")]
     assert sum(f.traces for f in restored_fns) == traced
+    # the label says it is restored; the qualname is the saved function's own name
+    assert {f.label for f in restored_fns} == {"restored __call__"} and restored_fns[0].qualname == "__call__"
     assert not restored_fns[0].framework
 
 

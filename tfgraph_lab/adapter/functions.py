@@ -28,7 +28,14 @@ __all__ = [
 
 @dataclass(frozen=True)
 class FunctionInfo:
-    """What the report needs to know about one tf.function object, as plain data."""
+    """What the report needs to know about one tf.function object, as plain data.
+
+    ``qualname`` is the Python ``__qualname__`` of the innermost function (the JSON's
+    ``qualname``, which outside tools key on); ``label`` the name the report shows people, the
+    qualname unless TF built the graph around the function ("tf.data wrapper around preprocess",
+    "replica clone of replica_fn"), restored it ("restored f") or a front end named it
+    ("sequential · fit · train step"). The recording keys rows by label and file.
+    """
 
     qualname: str
     filename: str
@@ -58,6 +65,12 @@ class FunctionInfo:
     # training= needs a Python bool (Dropout, BatchNormalization: see needs_python_training; set
     # by _history when such a flag is seen; fixes then never make it a tensor).
     python_flags: tuple[str, ...] = ()
+    label: str = ""  # see the docstring; describe_function always sets it
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """One row of the report: the label and the file."""
+        return (self.label, self.filename)
 
 
 def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
@@ -97,17 +110,21 @@ def describe_function(fn: Any, tracing_options: Any = None) -> FunctionInfo:
     if qualname.endswith("<lambda>") and "." not in qualname:
         qualname = "<lambda>"
     wraps = ""
+    label = qualname
     if around:
         wraps = qualname
-        qualname = f"{around} {'around' if around == 'tf.data wrapper' else 'of'} {qualname}"
+        label = f"{around} {'around' if around == 'tf.data wrapper' else 'of'} {qualname}"
     if fn is not None and type(fn).__name__ == "RestoredFunction":
         # A SavedModel-restored function has no Python source: name it after the saved
         # function (concrete function names are ``__inference_<name>_<uid>``, TF 2.15-2.21).
+        # Its innermost Python function is TF's restore wrapper; the saved name is the user's.
         kind = via_hint = "restored"
-        qualname = f"restored {_saved_name(fn) or name}"
+        qualname = _saved_name(fn) or name
+        label = f"restored {qualname}"
         framework = False
     return FunctionInfo(
         qualname=qualname,
+        label=label,
         filename=filename,
         firstlineno=firstlineno,
         name=name,

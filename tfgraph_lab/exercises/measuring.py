@@ -23,7 +23,7 @@ class FunctionUse:
     the one-off variable-creation trace, plus first traces of re-created function objects.
     """
 
-    qualname: str
+    qualname: str  # the function as the report shows it (its label)
     calls: int
     traces: int
     graphs: int
@@ -109,7 +109,7 @@ def _uses(
         wasted = 0
         objects = 0
         for ev in report.events:
-            if ev.qualname != fn.qualname or ev.filename != fn.filename or not ev.traced:
+            if ev.key != fn.key or not ev.traced:
                 continue
             for r in ev.reasons:
                 if r.code == ReasonCode.VARIABLE_CREATION:
@@ -130,7 +130,7 @@ def _uses(
         if graphs == 0 and fn.calls:  # graph hits unknown (count-only mode): fall back to traces
             graphs = wasted + 1 if fn.traces else 0
         out.append(
-            FunctionUse(fn.qualname, fn.calls, fn.traces, graphs, wasted, tuple(reasons), fn.eager_calls)
+            FunctionUse(fn.label, fn.calls, fn.traces, graphs, wasted, tuple(reasons), fn.eager_calls)
         )
     return tuple(out)
 

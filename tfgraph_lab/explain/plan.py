@@ -91,6 +91,7 @@ class FunctionPlan:
     filename: str
     before: int
     fixes: tuple[PlannedFix, ...] = ()
+    label: str = ""  # the function as the report shows it ("" means the qualname)
 
     @property
     def best(self) -> PlannedFix | None:
@@ -147,4 +148,4 @@ def plan_fixes(fn: FunctionSummary, reasons: Sequence[Reason]) -> FunctionPlan:
     ]
     order = {id(f): i for i, f in enumerate(fixes)}
     fixes.sort(key=lambda f: (-f.saves, -f.seconds_saved, order[id(f)]))
-    return FunctionPlan(fn.qualname, fn.filename, before, tuple(fixes))
+    return FunctionPlan(fn.qualname, fn.filename, before, tuple(fixes), fn.label)

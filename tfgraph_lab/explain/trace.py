@@ -52,6 +52,7 @@ def explain_trace(
     qualname: str = "",
     kind: str = "function",
     cell_rerun: bool = False,
+    label: str = "",
 ) -> list[Reason]:
     """Explain one new graph against the graphs cached before it (same function object); the
     reasons' texts name objects without their memory address (:func:`stable_text`).
@@ -59,9 +60,13 @@ def explain_trace(
     ``kind`` is ``method`` for the per-instance function TF makes for a decorated method,
     ``restored`` for a SavedModel-restored function, ``tf.data`` for a dataset transformation.
     ``cell_rerun``: the new object comes from a notebook cell that defined the function again.
+    ``qualname`` is the function's Python qualname (a fix's code calls it by its last part);
+    ``label`` the name the report shows ("tf.data wrapper around preprocess"; default: the
+    qualname), used in the reasons' words only.
     """
     reasons = _explain(
-        new, cached, call, cached_scopes, scope, other_objects, reduce_retracing, qualname, kind, cell_rerun
+        new, cached, call, cached_scopes, scope, other_objects, reduce_retracing, qualname, kind, cell_rerun,
+        label or qualname,
     )
     return [_stable(r) for r in reasons]
 
@@ -85,6 +90,7 @@ def _explain(
     qualname: str,
     kind: str,
     cell_rerun: bool,
+    label: str,
 ) -> list[Reason]:
     seen = call if call is not None else new
     name = code_name(qualname)
@@ -93,21 +99,21 @@ def _explain(
             return [
                 Reason(
                     ReasonCode.FIRST_TRACE,
-                    message=f"first call on a new instance: {qualname} gets one tf.function "
+                    message=f"first call on a new instance: {label} gets one tf.function "
                     "(and one graph cache) per instance, so each instance traces once — expected",
                     fix="nothing to fix per instance; if instances are created in a loop, reuse one",
                 )
             ]
         if other_objects and kind not in ("tf.data", "restored"):
             if cell_rerun:
-                return [_cell_rerun(qualname)]
-            return [_new_function_object(qualname, len(other_objects))]
+                return [_cell_rerun(label)]
+            return [_new_function_object(label, name, len(other_objects))]
         what = {
             "restored": "a SavedModel-restored function: this trace only wraps the saved graph "
             "(cheap), once per new input signature",
             "tf.data": "a tf.data transformation function: traced once when the dataset is built",
         }.get(kind, "first call of this tf.function object")
-        around = _around(qualname)
+        around = _around(label)
         if around is not None:
             what = around
         return [Reason(ReasonCode.FIRST_TRACE, message=f"{what}: traced a graph for {new.text or '()'}")]
@@ -189,7 +195,7 @@ def _distance(a: Signature, b: Signature) -> int:
     return total
 
 
-def _around(qualname: str) -> str | None:
+def _around(label: str) -> str | None:
     """The first-trace text of a graph TF builds around a user's tf.function, else None."""
     for prefix, text in (
         (
@@ -203,13 +209,14 @@ def _around(qualname: str) -> str | None:
             "TensorFlow counts this trace on the copy, not on {0}",
         ),
     ):
-        if qualname.startswith(prefix):
-            return text.format(qualname[len(prefix) :])
+        if label.startswith(prefix):
+            return text.format(label[len(prefix) :])
     return None
 
 
-def _new_function_object(qualname: str, previous: int) -> Reason:
-    name = qualname or "this function"
+def _new_function_object(label: str, code: str, previous: int) -> Reason:
+    """``label`` names the function in words, ``code`` in the fix's code."""
+    name = label or "this function"
     plan = FixPlan(
         hoist=True,
         graphs=1,
@@ -223,15 +230,15 @@ def _new_function_object(qualname: str, previous: int) -> Reason:
         message=f"a new tf.function object wraps {name}, which another object already traced: "
         "its cache starts empty (tf.function(...) re-created in a loop, or a re-run cell)",
         fix="create the tf.function once and reuse it (or move the @tf.function definition "
-        f"out of the loop or the cell that runs repeatedly): {plan.text(code_name(qualname))}",
+        f"out of the loop or the cell that runs repeatedly): {plan.text(code)}",
         plans=(plan,),
     )
 
 
-def _cell_rerun(qualname: str) -> Reason:
+def _cell_rerun(label: str) -> Reason:
     """Running a cell again runs its ``@tf.function`` definition again: a new object, an empty
     cache (TF 2.21 keys the cache on the object). Expected, once per re-run; nothing to hoist."""
-    name = qualname or "this function"
+    name = label or "this function"
     return Reason(
         ReasonCode.NEW_FUNCTION_OBJECT,
         argument="",

@@ -215,8 +215,8 @@ class LiveDisplay:
         )
         reason = ""
         if counters.last_retrace is not None:
-            qualname, reasons = counters.last_retrace
-            reason = reasons_html(reasons[:2], f"last retrace ({qualname}):")
+            label, reasons = counters.last_retrace
+            reason = reasons_html(reasons[:2], f"last retrace ({label}):")
         html = (
             f"<div class='tfgl tfgl-live'>{style_tag()}"
             "<div class='tfgl-lab-sub'>tracewatch <b>live</b> — the full report replaces this when "

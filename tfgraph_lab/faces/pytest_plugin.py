@@ -142,7 +142,7 @@ def _retrace_lines(report: Any) -> list[str]:
         change = "; ".join(value_chains(event.reasons)) or ""
         codes = ", ".join(r.code for r in event.reasons)
         where = f" at {event.caller}" if event.caller else ""
-        out.append(f"{event.qualname}: {codes} {change}{where}".replace("  ", " ").strip())
+        out.append(f"{event.label}: {codes} {change}{where}".replace("  ", " ").strip())
     return out
 
 

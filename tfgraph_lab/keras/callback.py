@@ -294,7 +294,7 @@ class TraceCallback(_Callback):  # type: ignore[misc]
         total = report.totals("all").retraces
         if total <= self.max_retraces:
             return None
-        overruns = [(f.qualname, f.retraces, self.max_retraces) for f in report.functions if f.retraces]
+        overruns = [(f.label, f.retraces, self.max_retraces) for f in report.functions if f.retraces]
         error = TraceBudgetExceeded(overruns, report)
         named = ", ".join(f"{name} ×{n}" for name, n, _ in overruns)
         error.args = (

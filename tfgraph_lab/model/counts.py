@@ -61,7 +61,7 @@ class Counted(Protocol):
     """What :func:`totals` reads of a row (``FunctionSummary`` and :class:`CountRow` have it)."""
 
     @property
-    def qualname(self) -> str: ...
+    def label(self) -> str: ...
     @property
     def framework(self) -> bool: ...
     @property
@@ -99,9 +99,9 @@ class CountRow:
         "eager_calls",
         "failed_traces",
         "framework",
+        "label",
         "nested_framework_seconds",
         "nested_trace_seconds",
-        "qualname",
         "retraces",
         "trace_seconds",
         "traced_calls",
@@ -113,8 +113,8 @@ class CountRow:
         "xla_slow_seconds",
     )
 
-    def __init__(self, qualname: str, framework: bool, wraps: str) -> None:
-        self.qualname = qualname
+    def __init__(self, label: str, framework: bool, wraps: str) -> None:
+        self.label = label
         self.framework = framework
         self.wraps = wraps
         self.calls = self.traces = self.retraces = self.traced_calls = 0
@@ -154,7 +154,7 @@ def totals(rows: Iterable[Counted], selection: Selection = Selection.USER) -> To
     wrappers: dict[str, int] = {}
     for r in chosen:
         if r.wraps and r.traces:
-            kind = r.qualname[: -len(r.wraps)].rsplit(" ", 2)[0]  # "tf.data wrapper around x"
+            kind = r.label[: -len(r.wraps)].rsplit(" ", 2)[0]  # "tf.data wrapper around x"
             wrappers[kind] = wrappers.get(kind, 0) + r.traces
     return Totals(
         selection=selection,

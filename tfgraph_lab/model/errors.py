@@ -28,7 +28,7 @@ def budget_message(
         parts = [f"{name} traced {traces}× (budget {budget})" for name, traces, budget in overruns]
         out.append("trace budget exceeded: " + "; ".join(parts))
     if xla_overruns:
-        kinds = {f.qualname: f.xla_compiles_kind for f in getattr(report, "functions", ())}
+        kinds = {f.label: f.xla_compiles_kind for f in getattr(report, "functions", ())}
         prefix = {"at-least": "≥ ", "about": "about "}
         parts = [
             f"{name} compiled by XLA {prefix.get(kinds.get(name, ''), '')}{n}× (budget {budget})"
@@ -75,7 +75,8 @@ class TraceBudgetExceeded(TfgraphLabError):
     """A function traced more often than its ``--max-traces`` budget allows.
 
     ``report`` is the full :class:`~tfgraph_lab.report.TraceReport`; ``overruns`` lists
-    ``(qualname, traces, budget)`` for every function over budget.
+    ``(label, traces, budget)`` for every function over budget (the label is the name the report
+    shows: the qualname but for names made for people, e.g. Keras's steps).
     """
 
     def __init__(
@@ -85,7 +86,7 @@ class TraceBudgetExceeded(TfgraphLabError):
         xla_overruns: list[tuple[str, int, int]] | None = None,
     ) -> None:
         self.overruns = overruns
-        self.xla_overruns = xla_overruns or []  # (qualname, XLA compilations, budget)
+        self.xla_overruns = xla_overruns or []  # (label, XLA compilations, budget)
         self.report = report
         what = "retrace" if overruns else "XLA compilation"
         super().__init__(

@@ -22,6 +22,7 @@ __all__ = [
     "FunctionSummary",
     "GraphSummary",
     "Reason",
+    "name_match",
 ]
 
 
@@ -159,7 +160,8 @@ class Event:
     began, in seconds from the watch's start (None in reports saved before it was recorded);
     ``thread`` names the thread when it is not the main thread. ``index`` numbers the events of
     the watch (every function's); ``call_number`` the calls of this function, from 1 (the
-    report's ``call #N``). ``process``: the report a merged report took it from.
+    report's ``call #N``). ``process``: the report a merged report took it from. ``qualname`` and
+    ``label`` as in :class:`FunctionSummary`.
     """
 
     index: int
@@ -192,6 +194,16 @@ class Event:
     # the function whose call was in progress on this thread when this call was made (a
     # tf.function called inside another's trace): its trace's time holds this event's
     inside: str | None = None
+    label: str = ""  # the name people read; "" on construction means the qualname
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.qualname)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The report's row this event belongs to: its function's label and file."""
+        return (self.label, self.filename)
 
     @property
     def retrace(self) -> bool:
@@ -202,6 +214,7 @@ class Event:
         data: dict[str, object] = {  # a literal: this runs once per call of a long watch
             "index": self.index,
             "qualname": self.qualname,
+            "label": self.label,
             "filename": self.filename,
             "function_object": self.function_object,
             "traced": self.traced,
@@ -234,6 +247,7 @@ class Event:
         return cls(
             index=int(data.get("index", 0)),
             qualname=data["qualname"],
+            label=data.get("label") or data["qualname"],  # saved before labels: the qualname
             filename=data.get("filename", ""),
             function_object=int(data.get("function_object", 0)),
             via=data.get("via", "call"),
@@ -265,7 +279,8 @@ class Event:
 class CallRun:
     """Consecutive cached calls summarised to keep long watches small (no per-call events).
 
-    ``first`` is the call index of the first call in the run; ``functions`` the qualnames.
+    ``first`` is the call index of the first call in the run; ``functions`` the labels of the
+    functions called (as the report's rows show them).
     ``start`` is when its first call began (seconds from the watch's start, when known) and
     ``thread`` the thread its calls ran on (None: the main thread); ``process`` as for events.
     """
@@ -302,7 +317,7 @@ class CallRun:
 
 # FunctionSummary's JSON keys, in the JSON's order
 _SUMMARY_KEYS = (
-    *("qualname", "filename", "firstlineno", "calls", "traces", "failed_traces", "trace_seconds"),
+    *("qualname", "label", "filename", "firstlineno", "calls", "traces", "failed_traces", "trace_seconds"),
     *("call_seconds", "framework", "function_objects", "objects_traced", "traced_calls", "retraces"),
     *("eager_calls", "reduce_retracing", "input_signature", "wasted_retraces", "hints", "wraps"),
     *("jit_compile", "xla_compiles", "xla_estimated", "xla_compiles_kind", "xla_compiles_exact"),
@@ -313,7 +328,13 @@ _SUMMARY_KEYS = (
 
 @dataclass(frozen=True, slots=True)
 class FunctionSummary:
-    """Everything the watch saw of one Python function (all its tf.function objects summed)."""
+    """Everything the watch saw of one Python function (all its tf.function objects summed).
+
+    ``qualname`` is the Python ``__qualname__`` of the innermost function (what outside tools key
+    on); ``label`` the name the report shows people: the qualname, or a name made for people
+    ("sequential · fit · train step", "tf.data wrapper around preprocess", "restored f"). One row
+    per label and file (:attr:`key`); a label is never written into a fix's code.
+    """
 
     qualname: str
     filename: str
@@ -352,6 +373,16 @@ class FunctionSummary:
     # inside TF's or Keras's own functions only, which the user's totals leave out.
     nested_trace_seconds: float = 0.0
     nested_framework_seconds: float = 0.0
+    label: str = ""  # "" on construction means the qualname
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.qualname)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """This row: its label and file (events and breakdowns are matched to it by it)."""
+        return (self.label, self.filename)
 
     @property
     def cached_calls(self) -> int:
@@ -379,6 +410,7 @@ class FunctionSummary:
     def from_dict(cls, data: Mapping[str, Any]) -> FunctionSummary:
         return cls(
             qualname=data["qualname"],
+            label=data.get("label") or data["qualname"],  # saved before labels: the qualname
             filename=data.get("filename", ""),
             firstlineno=int(data.get("firstlineno", 0)),
             calls=int(data["calls"]),
@@ -410,6 +442,19 @@ class FunctionSummary:
             nested_trace_seconds=float(data.get("nested_trace_seconds", 0.0)),
             nested_framework_seconds=float(data.get("nested_framework_seconds", 0.0)),
         )
+
+
+def name_match(name: str, qualname: str, label: str = "") -> int:
+    """How well ``name`` (what a user typed: ``report.function(name)``, ``--max-traces FN=N``)
+    names the function ``qualname``/``label``: 2 exactly (its label or its Python qualname), 1 as
+    an ending (``.name`` of either, ``· name`` of the label: ``fit · train step`` for
+    ``sequential · fit · train step``), 0 not at all."""
+    label = label or qualname
+    if name in (label, qualname):
+        return 2
+    if qualname.endswith("." + name) or label.endswith(("." + name, " · " + name)):
+        return 1
+    return 0
 
 
 def _optional_float(value: Any) -> float | None:

@@ -71,7 +71,7 @@ class _Acc(CountRow):
     )
 
     def __init__(self, info: tfa.FunctionInfo) -> None:
-        super().__init__(info.qualname, not users(info), info.wraps)
+        super().__init__(info.label, not users(info), info.wraps)
         self.info = info
         self.objects: dict[int, FunctionState] = {}
         self.objects_traced: set[int] = set()
@@ -101,6 +101,7 @@ def _event(
     return Event(
         index=index,
         qualname=info.qualname,
+        label=info.label,
         filename=info.filename,
         function_object=state.object_no,
         via=via,
@@ -181,7 +182,7 @@ def aggregate(
             for served in entry.graphs.values():
                 acc = acc_for(served.graph.state)
                 acc.add_hits(index_of(acc, served.graph), served.hits)
-            names = tuple(dict.fromkeys(share.state.info.qualname for share in entry.states.values()))
+            names = tuple(dict.fromkeys(share.state.info.label for share in entry.states.values()))
             runs.append(
                 CallRun(
                     n, entry.calls, entry.seconds, entry.max_seconds, names, since(entry.start), entry.thread
@@ -262,7 +263,7 @@ def aggregate(
                 start=since(entry.start),
                 call_number=acc.calls if is_call else None,
                 began_before_watch=entry.began_before_watch,
-                inside=entry.inside[-1].info.qualname if entry.inside else None,
+                inside=entry.inside[-1].info.label if entry.inside else None,  # the outer row's label
             )
         )
         n += 1
@@ -299,6 +300,7 @@ def aggregate(
         )
         summary = FunctionSummary(
             qualname=info.qualname,
+            label=info.label,
             filename=info.filename,
             firstlineno=info.firstlineno,
             framework=not users(info),
@@ -316,13 +318,13 @@ def aggregate(
             xla_slow_calls=acc.xla_slow_calls,
             xla_slow_seconds=acc.xla_slow_seconds,
             wraps=info.wraps,
-            hints=tuple((hints or {}).get((info.qualname, info.filename), ())),
+            hints=tuple((hints or {}).get(info.key, ())),
             **{name: getattr(acc, name) for name in _COUNTS},
         )
         history = [g.signature for g in acc.graphs]
         suggestion = suggest_fix(summary, acc.reasons, history, info.role, info.python_flags, acc.failures)
         summaries.append(replace(summary, suggestion=suggestion or None))
-    summaries.sort(key=lambda f: (f.framework, -f.retraces, -f.traces, f.qualname))
+    summaries.sort(key=lambda f: (f.framework, -f.retraces, -f.traces, f.label))
     return Aggregate(tuple(summaries), tuple(events), tuple(runs), watch_seconds)
 
 
@@ -379,7 +381,7 @@ def stale_capture_hints(entries: list[LogEntry]) -> dict[tuple[str, str], list[s
                     else f"Pass `{name}` as an argument (a tensor or tf.Variable) if it changes."
                 )
                 hints.setdefault(graph.state.key, []).append(
-                    f"`{name}` was {old} when {graph.state.info.qualname} was traced and is "
+                    f"`{name}` was {old} when {graph.state.info.label} was traced and is "
                     f"{now[name]} now, but the graph still uses {old}: closures, globals and "
                     f"attributes are not part of the cache key, so this did not retrace. {cure}"
                 )

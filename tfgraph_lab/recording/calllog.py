@@ -82,7 +82,7 @@ class FunctionState:
         # Calls take the XLA path (_Hub.xla_call): a jit_compile=True function, or one whose
         # graphs call such a function
         self.xla = info.jit_compile
-        self.key = (info.qualname, info.filename)
+        self.key = info.key
         self.ref = ref
         self.object_no = object_no
         self.graphs: dict[int, GraphState] = {}
@@ -94,13 +94,14 @@ class FunctionState:
         self.hit_graph: GraphState | None = None
 
     def rename(self, name: str, owner: str, role: str) -> None:
-        """Show this function as ``name``, one of the user's (see ``TraceRecorder.name_function``);
-        keeps the code's own qualname in ``info.origin`` for the history's key. ``info.framework``
-        still says whose code it is (the report shows a named function all the same)."""
+        """Show this function as ``name``, one of the user's (see ``TraceRecorder.name_function``):
+        its label; ``info.qualname`` stays the code's own and the label it had is kept in
+        ``info.origin`` for the history's key. ``info.framework`` still says whose code it is (the
+        report shows a named function all the same)."""
         info = self.info
-        origin = info.origin or info.qualname
-        self.info = replace(info, qualname=name, origin=origin, owner=owner, role=role)
-        self.key = (name, info.filename)
+        origin = info.origin or info.label
+        self.info = replace(info, label=name, origin=origin, owner=owner, role=role)
+        self.key = self.info.key
 
 
 class GraphState:

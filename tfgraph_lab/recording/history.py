@@ -70,7 +70,7 @@ class History:
         # A named function keys by its code's own qualname and its owner: another Keras model's
         # train step is another piece of work, not a new object of this one.
         filename = _IPYTHON_INPUT.sub("<ipython-input-", info.filename)
-        return (filename, info.origin or info.qualname, info.firstlineno, info.closure, info.owner)
+        return (filename, info.origin or info.label, info.firstlineno, info.closure, info.owner)
 
 
 def explain_new_graph(
@@ -100,6 +100,7 @@ def explain_new_graph(
         other_objects=other_objects if objects_before else [],
         reduce_retracing=state.info.reduce_retracing,
         qualname=state.info.qualname,
+        label=state.info.label,
         kind=state.info.kind,
         cell_rerun=rerun,
     )

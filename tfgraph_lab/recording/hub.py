@@ -236,8 +236,8 @@ class Hub:
     def _register(self, fn: Any) -> FunctionState:
         info = tfa.describe_function(fn)
         self.label(info.filename)
-        object_no = self.objects_seen.get((info.qualname, info.filename), 0)
-        self.objects_seen[(info.qualname, info.filename)] = object_no + 1
+        object_no = self.objects_seen.get(info.key, 0)
+        self.objects_seen[info.key] = object_no + 1
         fn_id = id(fn)
         state = FunctionState(info, None, object_no)
         named = keras_name(fn) if info.framework else None
@@ -348,8 +348,8 @@ class Hub:
         (tf.data, SavedModel): described from the trace's options, held by nothing."""
         info = tfa.describe_function(None, trace.options)
         self.label(info.filename)
-        object_no = self.objects_seen.get((info.qualname, info.filename), 0)
-        self.objects_seen[(info.qualname, info.filename)] = object_no + 1
+        object_no = self.objects_seen.get(info.key, 0)
+        self.objects_seen[info.key] = object_no + 1
         state = FunctionState(info, lambda: None, object_no)
         self.cache_owner[trace.cache_id] = state
         return state
@@ -434,7 +434,7 @@ class Hub:
                 # attributes only: see tfa.scalar_captures
                 graph.captures = tfa.scalar_captures(fn, framework=state.info.framework)
             if record.failed_trace and record.error:
-                reasons.extend(explain_failure(record.error, state.info.qualname))
+                reasons.extend(explain_failure(record.error, state.info.label))
             record.reasons = tuple(reasons)
         self.add_record(record)
 

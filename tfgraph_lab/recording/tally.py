@@ -74,7 +74,7 @@ class Tally:
 
     def __init__(self) -> None:
         self.rows: dict[int, tuple[FunctionState, CountRow]] = {}  # id(state) ->
-        # per selection: (qualname, reasons) of the latest call that retraced
+        # per selection: (label, reasons) of the latest call that retraced
         self.last_retrace: dict[Selection, tuple[str, tuple[Reason, ...]]] = {}
 
     def _row(self, state: FunctionState) -> CountRow:
@@ -91,7 +91,7 @@ class Tally:
                 for share in entry.states.values():
                     count_hits(self._row(share.state), share.calls, share.seconds)
             elif count_record(self._row(entry.state), entry) and not entry.state.info.wraps:
-                last = (entry.state.info.qualname, entry.reasons)
+                last = (entry.state.info.label, entry.reasons)
                 self.last_retrace[Selection.ALL] = last
                 if users(entry.state.info):
                     self.last_retrace[Selection.USER] = last
@@ -99,5 +99,5 @@ class Tally:
     def totals(self, selection: Selection) -> Totals:
         for state, row in self.rows.values():
             info = state.info
-            row.qualname, row.framework, row.wraps = info.qualname, not users(info), info.wraps
+            row.label, row.framework, row.wraps = info.label, not users(info), info.wraps
         return totals([row for _, row in self.rows.values()], selection)

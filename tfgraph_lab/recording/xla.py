@@ -268,7 +268,7 @@ class XlaModel:
             if inner is None:
                 continue
             keys = _memory_of(self.memory, inner).keys
-            name = site.state.info.qualname
+            name = site.state.info.label
             if site.dynamic:
                 full: tuple[Any, ...] = ("nested", device, id(graph), site.leaves)
                 sized = ("nested sizes", device, id(graph), shapes)
@@ -289,7 +289,7 @@ class XlaModel:
             maybe = maybe or not (inner.in_watch and graph.in_watch)
         if not targets and candidates:  # new sizes: judged by time, among the graph's calls
             site = candidates[0]
-            reason = hidden_shape_reason(site.state.info.qualname, site.shapes_text(), estimated=True)
+            reason = hidden_shape_reason(site.state.info.label, site.shapes_text(), estimated=True)
             return XlaOutcome(False, True, (reason,), [site.state])
         if not targets:
             return None
@@ -414,7 +414,7 @@ def judge_by_time(entries: Sequence[Any]) -> dict[int, XlaOutcome]:
             if not compiled:
                 continue
             site = next(s for s in graph.xla_sites if s.dynamic)
-            reason = hidden_shape_reason(site.state.info.qualname, site.shapes_text(), estimated=True)
+            reason = hidden_shape_reason(site.state.info.label, site.shapes_text(), estimated=True)
             out[i] = XlaOutcome(True, True, (reason,), [site.state])
     return out
 

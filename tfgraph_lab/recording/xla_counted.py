@@ -167,7 +167,7 @@ def _names(accs: Sequence[Any]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     exact: dict[str, Any] = {}
     by_base: dict[str, list[Any]] = {}
     for acc in sorted(accs, key=lambda a: not a.info.jit_compile):
-        by_base.setdefault(acc.info.qualname.rsplit(".", 1)[-1], []).append(acc)
+        by_base.setdefault(acc.info.label.rsplit(".", 1)[-1], []).append(acc)
         for graph in acc.graphs:
             cf = graph.cf_ref() if graph.cf_ref is not None else None
             name = getattr(cf, "name", None) if cf is not None else None

@@ -64,7 +64,7 @@ def chart_svg(
         title = ""
         if tooltips:
             what = "" if kind == "cached" else f" ({kind})"
-            name = f" · {p.qualname}" if p.qualname else ""
+            name = f" · {p.label}" if p.label else ""
             title = f"<title>{escape(f'{_calls(p)}: {fmt_seconds(p.seconds)}{what}{name}')}</title>"
         bars.append(
             f"<rect class='tfgl-bar tfgl-bar-{kind}' x='{i * bar:.1f}' y='{plot_h - h:.1f}' "

@@ -29,7 +29,7 @@ _PID = 1
 
 def render_chrome_trace(report: TraceReport) -> dict[str, Any]:
     """The timeline as a dict ready for ``json.dump`` (the JSON Object Format)."""
-    framework = {(f.qualname, f.filename) for f in report.functions if f.framework}
+    framework = {f.key for f in report.functions if f.framework}
     items: list[tuple[int, Event | CallRun]] = [(e.index, e) for e in report.events]
     items += [(r.first, r) for r in report.runs]
     items.sort(key=lambda pair: pair[0])
@@ -53,7 +53,7 @@ def render_chrome_trace(report: TraceReport) -> dict[str, Any]:
         if isinstance(item, CallRun):
             events.append(_run_event(item, start, pid, tid))
         else:
-            events.append(_call_event(item, start, pid, tid, (item.qualname, item.filename) in framework))
+            events.append(_call_event(item, start, pid, tid, item.key in framework))
     events.sort(key=lambda e: (e["pid"], e["tid"], e["ts"]))
     tids.setdefault((_PID, MAIN_THREAD), 1)  # an empty watch still names its track
     meta: list[dict[str, Any]] = [
@@ -130,7 +130,7 @@ def _call_event(event: Event, start: float, pid: int, tid: int, framework: bool)
     if event.began_before_watch:
         args["began_before_watch"] = True  # its call began before ts 0: dur is not its cost
     out: dict[str, Any] = {
-        "name": f"{event.qualname} · traced" if traced else event.qualname,
+        "name": f"{event.label} · traced" if traced else event.label,
         "cat": "trace" if traced else "call",
         "ph": "X",
         "ts": _us(start),

@@ -49,7 +49,7 @@ def plan_html(plan: FunctionPlan, named: bool = False) -> str:
         return ""
     title = escape(plan_title(plan))
     if named:
-        title = f"<code>{escape(visible(plan.qualname))}</code> {title}"
+        title = f"<code>{escape(visible(plan.label or plan.qualname))}</code> {title}"
     items = []
     for fix in plan.fixes[:MAX_FIXES_SHOWN]:
         trade = f"<div>trade-off: {escape(fix.plan.trade)}</div>" if fix.plan.trade else ""

@@ -119,7 +119,7 @@ def _runs_line(t: FixTrial) -> str:
 
 
 def render_trial_text(t: FixTrial) -> str:
-    lines = [f"try-fix {t.function}: {_summary(t)}", f"  {_fix_code(t)}"]
+    lines = [f"try-fix {t.shown_name}: {_summary(t)}", f"  {_fix_code(t)}"]
     runs = _runs_line(t)
     if runs:
         lines.append(f"  ({runs})")
@@ -149,7 +149,7 @@ def render_trial_html(t: FixTrial) -> str:
     rows = [[escape(label), escape(before), escape(after)] for label, before, after in trial_rows(t)]
     parts = [
         f"<div class='tfgl tfgl-report tfgl-trial tfgl-trial-{t.verdict}'>{style_tag()}",
-        f"<div><b>try-fix</b> <code>{escape(t.function)}</code>: {escape(_summary(t))}</div>",
+        f"<div><b>try-fix</b> <code>{escape(t.shown_name)}</code>: {escape(_summary(t))}</div>",
         f"<div><code>{escape(_fix_code(t))}</code></div>",
     ]
     runs = _runs_line(t)

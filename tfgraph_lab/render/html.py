@@ -62,7 +62,7 @@ def _render_html(report: TraceReport, view: ViewOptions) -> str:
         parts.append("<p>No tf.function was called while watching.</p></div>")
         return "".join(parts)
     listed = view.listed(report.functions)
-    shown = {f.qualname for f in listed}
+    shown = {f.label for f in listed}
     points = timeline(report.events, shown, runs=report.runs)
     if points:
         parts.append(chart_html(points, "time per call"))
@@ -73,9 +73,9 @@ def _render_html(report: TraceReport, view: ViewOptions) -> str:
     traced_events: dict[tuple[str, str], list[Event]] = {}
     for e in report.events:
         if e.traced or e.failed_trace or e.xla_compiled:
-            traced_events.setdefault((e.qualname, e.filename), []).append(e)
+            traced_events.setdefault(e.key, []).append(e)
     for fn in listed:
-        parts.append(_function_block(report, fn, traced_events.get((fn.qualname, fn.filename), []), view))
+        parts.append(_function_block(report, fn, traced_events.get(fn.key, []), view))
     hidden = [f for f in report.functions if f.framework and f not in listed]
     if hidden:
         parts.append(
@@ -84,7 +84,7 @@ def _render_html(report: TraceReport, view: ViewOptions) -> str:
         )
         parts.append(_function_table(report, tuple(hidden)))
         for fn in hidden:
-            parts.append(_function_block(report, fn, traced_events.get((fn.qualname, fn.filename), []), view))
+            parts.append(_function_block(report, fn, traced_events.get(fn.key, []), view))
         parts.append("</details>")
     watch_cost = watch_cost_text(report)
     if watch_cost:
@@ -165,7 +165,7 @@ def _function_table(report: TraceReport, functions: tuple[FunctionSummary, ...])
         note = xla_row_note(fn)
         xla = f" <span class='tfgl-xla-count'>{escape(note)}</span>" if note else ""
         rows.append(
-            f"<tr><td{cls}><code>{escape(fn.qualname)}</code>{xla}</td>"
+            f"<tr><td{cls}><code>{escape(fn.label)}</code>{xla}</td>"
             f"<td class='tfgl-num'>{fn.calls:,}</td><td class='tfgl-num'>{fn.traces}</td>"
             f"<td class='tfgl-num'>{fn.retraces}</td>"
             f"<td class='tfgl-num'>{escape(tracing_time(report, fn))}</td>"
@@ -202,8 +202,8 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
     has = " tfgl-has-retraces" if fn.retraces else ""
     where = place(fn.filename, fn.firstlineno, report.labels)
     out = [
-        f"<div class='tfgl-function{has}' data-qualname='{escape(fn.qualname, quote=True)}'>"
-        f"<h4><code>{escape(fn.qualname)}</code> <span class='tfgl-muted'>{escape(where)}</span></h4>"
+        f"<div class='tfgl-function{has}' data-qualname='{escape(fn.qualname, quote=True)}' data-label='{escape(fn.label, quote=True)}'>"
+        f"<h4><code>{escape(fn.label)}</code> <span class='tfgl-muted'>{escape(where)}</span></h4>"
     ]
     if fn.eager_calls:
         out.append(

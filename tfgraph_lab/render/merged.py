@@ -23,18 +23,14 @@ __all__ = ["render_breakdown_html", "render_breakdown_text", "render_page"]
 
 
 def _rows(merged: MergedReport, view: ViewOptions) -> list[tuple[str, str, list[str]]]:
-    """``(qualname, filename, cells)`` per function ``view`` lists; one cell per process."""
+    """``(label, filename, cells)`` per function ``view`` lists; one cell per process."""
     rows = []
     shown = view.listed(merged.report.functions)
-    names = [f.qualname for f in shown]
+    names = [f.label for f in shown]
     for fn in shown:
         # two functions of one name in different files (scripts of two jobs): say which file
-        label = (
-            fn.qualname
-            if names.count(fn.qualname) == 1
-            else f"{fn.qualname} ({os.path.basename(fn.filename)})"
-        )
-        by_process = {c.process: c for c in merged.counts_of(fn.qualname, fn.filename)}
+        label = fn.label if names.count(fn.label) == 1 else f"{fn.label} ({os.path.basename(fn.filename)})"
+        by_process = {c.process: c for c in merged.counts_of(*fn.key)}
         cells = []
         for name in merged.processes:
             c = by_process.get(name)
@@ -54,8 +50,8 @@ def render_breakdown_text(merged: MergedReport, view: ViewOptions) -> str:
     lines.append(
         f"  {'function':<{width}}  " + "  ".join(f"{n:>{w}}" for n, w in zip(merged.processes, cols))
     )
-    for qualname, _, cells in rows:
-        name = qualname if len(qualname) <= width else "…" + qualname[-(width - 1) :]
+    for label, _, cells in rows:
+        name = label if len(label) <= width else "…" + label[-(width - 1) :]
         lines.append(f"  {name:<{width}}  " + "  ".join(f"{c:>{w}}" for c, w in zip(cells, cols)))
     return visible("\n".join(lines))
 
@@ -63,9 +59,9 @@ def render_breakdown_text(merged: MergedReport, view: ViewOptions) -> str:
 def render_breakdown_html(merged: MergedReport, view: ViewOptions) -> str:
     head = "".join(f"<th class='tfgl-num'>{escape(n)}</th>" for n in merged.processes)
     body = []
-    for qualname, filename, cells in _rows(merged, view):
+    for label, filename, cells in _rows(merged, view):
         tds = "".join(f"<td class='tfgl-num'>{escape(c)}</td>" for c in cells)
-        body.append(f"<tr><td><code title='{escape(filename)}'>{escape(qualname)}</code></td>{tds}</tr>")
+        body.append(f"<tr><td><code title='{escape(filename)}'>{escape(label)}</code></td>{tds}</tr>")
     seconds = ", ".join(
         f"{escape(name)}: {fmt_seconds(sum(c.call_seconds for c in merged.breakdown if c.process == name))}"
         for name in merged.processes

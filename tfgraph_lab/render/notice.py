@@ -28,14 +28,14 @@ class RetraceNotice:
     def lines(self) -> list[tuple[str, str, str, str]]:
         """``(function, reason, fix, cost)`` for each retrace, in order."""
         out = []
-        by_name = {(f.qualname, f.filename): f for f in self.report.functions}
+        by_name = {f.key: f for f in self.report.functions}
         for e in self.report.retrace_events:
-            fn = by_name[(e.qualname, e.filename)]
+            fn = by_name[e.key]
             for r in e.reasons:
                 if r.code in NOT_RETRACES:
                     continue
                 change = f" {r.argument}: {r.before} → {r.after}" if r.argument else ""
-                out.append((e.qualname, f"{r.code}{change}", r.fix, cost_text(e, fn)))
+                out.append((e.label, f"{r.code}{change}", r.fix, cost_text(e, fn)))
         return out
 
     def __str__(self) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from ..explain.fixes import code_name
 from ..model.records import Event, Reason
 from .format import call_label
 from .reasons import argument_change, reason_lines
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["overrun_text", "value_chains"]
 
-Overrun = tuple[str, int, int]  # (qualname, count, budget)
+Overrun = tuple[str, int, int]  # (label, count, budget): the function as the report shows it
 
 
 def value_chains(reasons: Iterable[Reason]) -> list[str]:
@@ -41,19 +42,19 @@ def _where(event: Event) -> str:
     return f"{call_label(event)}" + (f" at {event.caller}" if event.caller else "")
 
 
-def _function_lines(report: TraceReport, qualname: str, count: int, budget: int, xla: bool) -> list[str]:
+def _function_lines(report: TraceReport, label: str, count: int, budget: int, xla: bool) -> list[str]:
     what = "compiled by XLA" if xla else "traced"
-    head = f"{qualname} {what} {count}× (budget {budget})"
+    head = f"{label} {what} {count}× (budget {budget})"
     if not xla:
         head += ", TensorFlow's own count"
     lines = [head + ":"]
-    mine = [e for e in report.events if e.qualname == qualname]
+    mine = [e for e in report.events if e.label == label]
     if xla:
         picked = [(e, e.xla_reasons) for e in mine if e.xla_compiled]
     else:
         picked = [(e, e.reasons) for e in mine if e.traced and e.retraces]
     said: set[tuple[str, str]] = set()
-    name = qualname.rsplit(".", 1)[-1]
+    name = code_name(mine[0].qualname if mine else label)  # the fix's code: a Python name, never a label
     changed: list[Reason] = []
     for event, reasons in picked:
         lines += ["  " + line for line in reason_lines(reasons, _where(event), said, argument_change, name)]
@@ -71,8 +72,8 @@ def overrun_text(
 ) -> str:
     """The lines of every function over its trace budget, then over its XLA compile budget."""
     lines: list[str] = []
-    for qualname, count, budget in overruns:
-        lines += _function_lines(report, qualname, count, budget, xla=False)
-    for qualname, count, budget in xla_overruns:
-        lines += _function_lines(report, qualname, count, budget, xla=True)
+    for label, count, budget in overruns:
+        lines += _function_lines(report, label, count, budget, xla=False)
+    for label, count, budget in xla_overruns:
+        lines += _function_lines(report, label, count, budget, xla=True)
     return "\n".join(lines)

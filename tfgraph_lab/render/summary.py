@@ -32,7 +32,7 @@ def function_lines(report: TraceReport, view: ViewOptions) -> list[str]:
             parts.append("no change saves a graph for these calls (the full report says why)")
         else:
             parts.append("no retrace")
-        out.append(f"{fn.qualname}: " + " · ".join(parts))
+        out.append(f"{fn.label}: " + " · ".join(parts))
     return out
 
 

@@ -119,11 +119,11 @@ def nested_note(report: TraceReport, shown: Sequence[FunctionSummary]) -> str:
     """``(train step traced inside train loop's trace: its tracing time is counted once, in
     train loop's)``: the rows whose tracing an outer row's time holds too, so the tracing column
     adds up to more than the total."""
-    names = {f.qualname for f in shown if f.nested_trace_seconds}
+    names = {f.key for f in shown if f.nested_trace_seconds}
     outer: dict[str, dict[str, None]] = {}
     for e in report.events:
-        if e.inside and e.qualname in names and (e.traced or e.failed_trace):
-            outer.setdefault(e.qualname, {})[e.inside] = None
+        if e.inside and e.key in names and (e.traced or e.failed_trace):
+            outer.setdefault(e.label, {})[e.inside] = None
     said = [
         f"{inner} traced inside {' and '.join(f'{o}' for o in outers)}'s trace"
         for inner, outers in outer.items()
@@ -168,7 +168,7 @@ def _render_text(report: TraceReport, view: ViewOptions) -> str:
         lines.append("no tf.function was called while watching.")
         return "\n".join(lines)
     lines.append("")
-    width = min(60, max([8, *(len(f.qualname) for f in shown)]))
+    width = min(60, max([8, *(len(f.label) for f in shown)]))
     header = (
         f"{'function':<{width}} {'calls':>7} {'traces':>6} {'retraces':>8} {'tracing':>9} {'cached call':>11}"
     )
@@ -176,7 +176,7 @@ def _render_text(report: TraceReport, view: ViewOptions) -> str:
     for fn in shown:
         mean = fn.mean_cached_seconds
         lines.append(
-            f"{_fit(fn.qualname, width):<{width}} {fn.calls:>7} {fn.traces:>6} {fn.retraces:>8} "
+            f"{_fit(fn.label, width):<{width}} {fn.calls:>7} {fn.traces:>6} {fn.retraces:>8} "
             f"{tracing_time(report, fn):>9} {(fmt_seconds(mean) if mean else '-'):>11}"
             + ("  [framework]" if fn.framework else "")
             + (f"  {xla_row_note(fn)}" if fn.xla_compiles else "")
@@ -193,12 +193,12 @@ def _render_text(report: TraceReport, view: ViewOptions) -> str:
     compiled: dict[tuple[str, str], list[Event]] = {}
     for e in report.events:
         if e.traced or e.failed_trace:
-            by_fn.setdefault((e.qualname, e.filename), []).append(e)
+            by_fn.setdefault(e.key, []).append(e)
         if e.xla_compiled:
-            compiled.setdefault((e.qualname, e.filename), []).append(e)
+            compiled.setdefault(e.key, []).append(e)
     for fn in shown:
         lines.append("")
-        lines.append(f"{fn.qualname}  ({_where(fn, report.labels)})")
+        lines.append(f"{fn.label}  ({_where(fn, report.labels)})")
         if fn.eager_calls:
             lines.append(f"  ran eagerly {plural(fn.eager_calls, 'time')}: no graph, no tracing")
         plan = report.plan(fn)
@@ -213,7 +213,7 @@ def _render_text(report: TraceReport, view: ViewOptions) -> str:
             lines += [_graph_line(i, g) for i, g in tail]
             if folded:
                 lines.append(f"    … {folded_text(report, len(folded))} (--all lists them)")
-        traced = by_fn.get((fn.qualname, fn.filename), [])
+        traced = by_fn.get(fn.key, [])
         explained = [
             e
             for e in traced
@@ -227,7 +227,7 @@ def _render_text(report: TraceReport, view: ViewOptions) -> str:
                 lines += _event_lines(e, fn, said, report.labels)
             if len(explained) > MAX_RETRACES_SHOWN:
                 lines.append(f"    … {len(explained) - MAX_RETRACES_SHOWN} more (see the JSON)")
-        lines += xla_lines(fn, compiled.get((fn.qualname, fn.filename), []))
+        lines += xla_lines(fn, compiled.get(fn.key, []))
         for hint in fn.hints:
             lines.append(f"  hint (no retrace, but stale): {hint}")
         suggestion = fn.suggestion

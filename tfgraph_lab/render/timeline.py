@@ -21,7 +21,7 @@ class TimelinePoint:
     last: int
     seconds: float
     traced: bool
-    qualname: str
+    label: str  # the function's label (as the report shows it)
     failed: bool = False  # a call in it raised while tracing
 
 
@@ -33,7 +33,7 @@ class _Item(NamedTuple):
     calls: int
     seconds: float
     traced: bool
-    qualname: str
+    label: str  # the function's label (as the report shows it)
     failed: bool = False
 
 
@@ -43,11 +43,12 @@ def timeline(
     max_points: int = 300,
     runs: tuple[CallRun, ...] = (),
 ) -> list[TimelinePoint]:
-    """Points over the calls of the shown functions, summarised runs included in order."""
+    """Points over the calls of the shown functions (``shown``: their labels), summarised runs
+    included in order."""
     items: list[tuple[int, _Item]] = [
-        (e.index, _Item(1, e.seconds, e.traced or e.failed_trace, e.qualname, e.failed_trace))
+        (e.index, _Item(1, e.seconds, e.traced or e.failed_trace, e.label, e.failed_trace))
         for e in events
-        if e.via == Via.CALL and e.qualname in shown
+        if e.via == Via.CALL and e.label in shown
     ]
     items += [
         (r.first, _Item(r.calls, r.max_seconds, False, r.functions[0] if r.functions else ""))
@@ -81,6 +82,6 @@ def _point(first: int, last: int, chunk: list[_Item]) -> TimelinePoint:
         last=last,
         seconds=max(c.seconds for c in chunk),
         traced=any(c.traced for c in chunk),
-        qualname=worst.qualname,
+        label=worst.label,
         failed=any(c.failed for c in chunk),
     )

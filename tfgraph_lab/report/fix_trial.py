@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ..explain.fixes import code_name
 from ..explain.trace import NOT_RETRACES
 from ..model.errors import UsageProblem
-from ..model.records import FixPlan, FunctionSummary
+from ..model.records import FixPlan, FunctionSummary, name_match
 from ..model.vocab import ReasonCode, Via
 from ..render.xla import xla_kind
 
@@ -325,15 +325,15 @@ def choose_fix(report: TraceReport, name: str | None = None) -> FixChoice | None
     that saves no graph is never tried."""
     candidates = _retracing_functions(report)
     if name is not None:
-        candidates = [f for f in candidates if f.qualname == name or f.qualname.endswith("." + name)]
+        candidates = [f for f in candidates if name_match(name, f.qualname, f.label)]
     if not candidates:
         return None
     f = candidates[0]
-    key = (f.qualname, f.filename)
+    key = f.key
     reasons = [
         r
         for e in report.retrace_events
-        if (e.qualname, e.filename) == key
+        if e.key == key
         for r in e.reasons
         if r.code not in NOT_RETRACES
     ]
@@ -371,11 +371,11 @@ class RunFigures:
 
     @classmethod
     def from_report(cls, report: TraceReport, function: FunctionSummary, seconds: float) -> RunFigures:
-        """The figures of the function at ``function``'s place (qualname and file) in ``report``."""
-        key = (function.qualname, function.filename)
-        matches = [f for f in report.functions if (f.qualname, f.filename) == key]
-        events = [e for e in report.events if (e.qualname, e.filename) == key and e.via == Via.CALL]
-        traced = [e for e in report.retrace_events if (e.qualname, e.filename) == key]
+        """The figures of the function at ``function``'s place (its row: label and file) in ``report``."""
+        key = function.key
+        matches = [f for f in report.functions if f.key == key]
+        events = [e for e in report.events if e.key == key and e.via == Via.CALL]
+        traced = [e for e in report.retrace_events if e.key == key]
         retraces = len(traced)
         # A re-run's first object is "new" to the history (its code traced before): its first
         # trace is a first trace of this run, not a retrace.
@@ -433,6 +433,12 @@ class FixTrial:
     advice: str = ""  # the report's fix text when no plan could be applied
     untried: str = ""  # why the fix, applied, could not be tried
     tried: str = ""  # how the fix was tried (a call-site change: the wrapper that converts)
+    label: str = ""  # the function as the report shows it ("" means ``function``, its qualname)
+
+    @property
+    def shown_name(self) -> str:
+        """The function as the trial's text names it: its label (its code calls it :attr:`name`)."""
+        return self.label or self.function
 
     @property
     def name(self) -> str:
@@ -482,6 +488,7 @@ class FixTrial:
 
         return {
             "function": self.function,
+            "label": self.shown_name,
             "fix": self.plan.to_dict() if self.plan else None,
             "applied": self.applied,
             "verdict": self.verdict,

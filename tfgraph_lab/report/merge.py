@@ -1,7 +1,7 @@
 """Merging the reports of several processes (workers of one job, test shards) into one.
 
 ``merge_reports`` sums each function's counts and times over the processes (a function is the
-same in two processes when its qualname and file are) and keeps a per-process breakdown. The
+same in two processes when its label and file are) and keeps a per-process breakdown. The
 merged report is an ordinary :class:`~tfgraph_lab.report.TraceReport`, so every renderer reads
 it; its JSON adds ``processes`` (the breakdown) to JSON version 1. Events keep their process:
 ``process`` names it, and their ``thread`` becomes ``"<process>"`` or ``"<process>/<thread>"``
@@ -25,7 +25,7 @@ __all__ = ["MergedReport", "ProcessCounts", "merge_reports", "process_names"]
 
 @dataclass(frozen=True, slots=True)
 class ProcessCounts:
-    """One function's counts in one process."""
+    """One function's counts in one process (``qualname`` and ``label`` as the function's)."""
 
     process: str
     qualname: str
@@ -35,10 +35,16 @@ class ProcessCounts:
     retraces: int
     trace_seconds: float
     call_seconds: float
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.qualname)
 
     def to_dict(self) -> dict[str, object]:
         return {
             "qualname": self.qualname,
+            "label": self.label,
             "filename": self.filename,
             "calls": self.calls,
             "traces": self.traces,
@@ -56,8 +62,9 @@ class MergedReport:
     processes: tuple[str, ...]
     breakdown: tuple[ProcessCounts, ...]
 
-    def counts_of(self, qualname: str, filename: str) -> list[ProcessCounts]:
-        return [c for c in self.breakdown if c.qualname == qualname and c.filename == filename]
+    def counts_of(self, label: str, filename: str) -> list[ProcessCounts]:
+        """The per-process counts of the row ``(label, filename)`` (a function's ``key``)."""
+        return [c for c in self.breakdown if c.label == label and c.filename == filename]
 
     def to_dict(self) -> dict[str, Any]:
         data = self.report.to_dict()
@@ -100,7 +107,7 @@ def merge_reports(
         label = name if label_tracks else None
 
         for fn in report.functions:
-            key = (fn.qualname, fn.filename)
+            key = fn.key
             if key not in parts:
                 order.append(key)
                 parts[key] = []
@@ -115,6 +122,7 @@ def merge_reports(
                     fn.retraces,
                     fn.trace_seconds,
                     fn.call_seconds,
+                    fn.label,
                 )
             )
         for e in report.events:
@@ -139,7 +147,7 @@ def merge_reports(
             )
         offset += _calls_in(report)
     functions = tuple(_sum_functions(parts[key]) for key in order)
-    functions = tuple(sorted(functions, key=lambda f: (f.framework, -f.retraces, -f.traces, f.qualname)))
+    functions = tuple(sorted(functions, key=lambda f: (f.framework, -f.retraces, -f.traces, f.label)))
     reports = [r for _, r in named]
     merged = TraceReport(
         functions=functions,

@@ -79,6 +79,7 @@ _GRAPH = _object(
 _FUNCTION = _object(
     ["qualname", "calls", "traces"],
     qualname=_STR,
+    label=_STR,  # the name people read (added; reports saved before lack it)
     filename=_STR,
     firstlineno=_COUNT,
     calls=_COUNT,
@@ -117,6 +118,7 @@ _EVENT = _object(
     ["qualname", "traced"],
     index=_COUNT,
     qualname=_STR,
+    label=_STR,  # the name people read (added; reports saved before lack it)
     filename=_STR,
     function_object=_COUNT,
     traced=_BOOL,
@@ -174,6 +176,7 @@ _PROCESS = _object(
         "items": _object(
             ["qualname"],
             qualname=_STR,
+            label=_STR,
             filename=_STR,
             calls=_COUNT,
             traces=_COUNT,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..model.counts import Selection, Totals, totals
-from ..model.records import CallRun, Event, FunctionSummary
+from ..model.records import CallRun, Event, FunctionSummary, name_match
 from ..model.view import ViewOptions
 from .schema import first_problem
 
@@ -115,8 +115,8 @@ class TraceReport:
         """Whether ``event`` belongs to a function of ``selection``."""
         if Selection(selection) is Selection.ALL:
             return True
-        framework = {(f.qualname, f.filename) for f in self.functions if f.framework}
-        return (event.qualname, event.filename) not in framework
+        framework = {f.key for f in self.functions if f.framework}
+        return event.key not in framework
 
     @property
     def counted_functions(self) -> tuple[FunctionSummary, ...]:
@@ -174,30 +174,31 @@ class TraceReport:
         whose call began before the watch, on another thread: counted, but their cost was not
         measured (not in ``trace_seconds``)."""
         if fn is not None:
-            key = (fn.qualname, fn.filename)
-            return sum(e.traces for e in self.events if e.began_before_watch and (e.qualname, e.filename) == key)
+            return sum(e.traces for e in self.events if e.began_before_watch and e.key == fn.key)
         chosen = self.selection if selection is None else selection
         return sum(e.traces for e in self.events if e.began_before_watch and self.selects(e, chosen))
 
-    def function(self, qualname: str) -> FunctionSummary:
-        """The summary of the function called ``qualname`` (or ending in ``.qualname``, or in
-        ``· qualname``: ``"fit · train step"`` finds ``"sequential · fit · train step"``)."""
-        matches = [f for f in self.functions if f.qualname == qualname]
+    def function(self, name: str) -> FunctionSummary:
+        """The summary of the function whose label or Python qualname is ``name``, else whose
+        label or qualname ends in ``.name``, or whose label ends in ``· name``: ``"fit · train
+        step"`` finds ``"sequential · fit · train step"``, ``"one_step_on_data"`` Keras's step
+        (the label first: a qualname several rows share finds the first of them)."""
+        matches = [f for f in self.functions if name_match(name, f.qualname, f.label)]
+        matches.sort(key=lambda f: (-name_match(name, f.qualname, f.label), f.label != name))
         if not matches:
-            matches = [f for f in self.functions if f.qualname.endswith(("." + qualname, " · " + qualname))]
-        if not matches:
-            known = ", ".join(sorted({f.qualname for f in self.functions})) or "none"
-            raise KeyError(f"no function {qualname!r} in this report; functions seen: {known}")
+            known = ", ".join(sorted({f.label for f in self.functions})) or "none"
+            raise KeyError(f"no function {name!r} in this report; functions seen: {known}")
         return matches[0]
 
     def traces_by_function(self) -> dict[str, int]:
-        """``{qualname: traces}``, summed over files, for every function seen (not the graphs TF
-        built around them: see :attr:`wrapper_graphs`)."""
+        """``{label: traces}`` (the label is the qualname but for names made for people, e.g.
+        Keras's steps), summed over files, for every function seen (not the graphs TF built
+        around them: see :attr:`wrapper_graphs`)."""
         out: dict[str, int] = {}
         for f in self.functions:
             if f.wraps:
                 continue
-            out[f.qualname] = out.get(f.qualname, 0) + f.traces
+            out[f.label] = out.get(f.label, 0) + f.traces
         return out
 
     def plan(self, function: FunctionSummary | str) -> FunctionPlan:
@@ -207,13 +208,13 @@ class TraceReport:
         from ..explain.plan import plan_fixes
 
         fn = function if isinstance(function, FunctionSummary) else self.function(function)
-        key = (fn.qualname, fn.filename)
-        reasons = [r for e in self.events if (e.qualname, e.filename) == key for r in e.reasons]
+        reasons = [r for e in self.events if e.key == fn.key for r in e.reasons]
         return plan_fixes(fn, reasons)
 
-    def suggest(self, qualname: str) -> str | None:
-        """The decorator or call change that would stop ``qualname`` retracing, if any."""
-        return self.function(qualname).suggestion
+    def suggest(self, name: str) -> str | None:
+        """The decorator or call change that would stop ``name`` (a label or qualname, as for
+        :meth:`function`) retracing, if any."""
+        return self.function(name).suggestion
 
     def explore(self) -> Any:
         """An explorer widget: filter by function, pick a call to see its graph and reasons.

@@ -409,7 +409,7 @@ def _try_fix(
         raise UsageProblem(f"try-fix: {what} in this report (functions: {seen}); nothing to try")
     f = choice.function
     figures = RunFigures.from_report(report, f, report.seconds if before_seconds is None else before_seconds)
-    common = {"function": f.qualname, "plan": choice.plan, "before": figures, "code": choice.code}
+    common = {"function": f.qualname, "label": f.label, "plan": choice.plan, "before": figures, "code": choice.code}
     if not choice.applicable:
         return FixTrial(applied=False, advice=choice.advice, **common)  # type: ignore[arg-type]
     assert choice.plan is not None

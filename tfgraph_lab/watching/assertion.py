@@ -45,7 +45,9 @@ def _is_tf_function(obj: Any) -> bool:
 
 
 def _row_key(fn: Any) -> tuple[str, str]:
-    """The report row (qualname, filename) of a tf.function, as the recording names it."""
+    """The report row (label, filename) of a tf.function, as the recording names it: a user's
+    tf.function's label is its qualname (a label made for people, e.g. "tf.data wrapper around
+    f", is another row's)."""
     qualname, filename, _ = code_location(innermost_python_function(fn.python_function))
     if qualname.endswith("<lambda>") and "." not in qualname:
         qualname = "<lambda>"
@@ -96,13 +98,13 @@ class TraceAssertion:
             self.check(recorder.report)
 
     def overruns(self, report: TraceReport) -> tuple[list[Overrun], list[Overrun]]:
-        """``(qualname, count, budget)`` over the trace limit, and over the XLA budget."""
+        """``(label, count, budget)`` over the trace limit, and over the XLA budget."""
         traces: list[Overrun] = []
         if self.fn is not None and self.limit is not None:
             key = _row_key(self.fn)
-            row = next((f for f in report.functions if (f.qualname, f.filename) == key), None)
+            row = next((f for f in report.functions if f.key == key), None)
             if row is not None and row.traces > self.limit:
-                traces.append((row.qualname, row.traces, self.limit))
+                traces.append((row.label, row.traces, self.limit))
         elif self.budget is not None:
             traces = self.budget.overruns(report.functions)
         xla = self.xla_budget.overruns(report.functions) if self.xla_budget is not None else []
@@ -160,7 +162,7 @@ class TraceAssertion:
         self._traced += [
             dataclasses.replace(e, call_number=self._calls)  # its number among all watched calls
             for e in report.events
-            if (e.qualname, e.filename) == key and e.traced
+            if e.key == key and e.traced
         ]
         count = fn.experimental_get_tracing_count() - self._count_at_start
         traces: list[Overrun] = []

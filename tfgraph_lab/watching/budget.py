@@ -2,7 +2,8 @@
 
 Pure: no TensorFlow, no IPython. ``N`` applies to every user function (framework functions
 only when named or when ``include_framework`` is set); ``FN=N`` applies to the function whose
-qualname is ``FN`` or ends with ``.FN``. The same budgets count XLA compilations
+label or Python qualname is ``FN`` or ends with ``.FN`` (a label also with ``· FN``: ``fit ·
+train step`` for Keras's ``sequential · fit · train step``; see ``model.records.name_match``). The same budgets count XLA compilations
 (``--max-xla-compiles``, ``measure="xla_compiles"``): there a plain ``N`` also covers
 TensorFlow's and Keras's own functions, because Keras's XLA train step is one of them.
 """
@@ -15,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..model.errors import UsageProblem
-from ..model.records import FunctionSummary
+from ..model.records import FunctionSummary, name_match
 
 __all__ = ["TraceBudget"]
 
@@ -87,25 +88,27 @@ class TraceBudget:
             include_framework=measure == "xla_compiles",
         )
 
-    def limit_for(self, qualname: str, framework: bool) -> int | None:
-        for name, limit in self.per_function.items():
-            if qualname == name or qualname.endswith("." + name):
-                return limit
+    def limit_for(self, qualname: str, framework: bool, label: str = "") -> int | None:
+        """The budget of the function ``qualname``/``label`` (a name that matches exactly wins)."""
+        named = [(name_match(name, qualname, label), limit) for name, limit in self.per_function.items()]
+        best = max(named, default=(0, 0))
+        if best[0]:
+            return best[1]
         if framework and not self.include_framework:
             return None
         return self.default
 
     def overruns(self, functions: Iterable[FunctionSummary]) -> list[tuple[str, int, int]]:
-        """``(qualname, count, budget)`` for every function over budget (count: its traces, or
+        """``(label, count, budget)`` for every function over budget (count: its traces, or
         its XLA compilations for an XLA budget)."""
         out = []
         for fn in functions:
             if fn.wraps and self.measure == "traces":
                 continue  # a graph TF built around fn.wraps: not a trace of the user's function
-            limit = self.limit_for(fn.qualname, fn.framework)
+            limit = self.limit_for(fn.qualname, fn.framework, fn.label)
             count = fn.xla_compiles if self.measure == "xla_compiles" else fn.traces
             if limit is not None and count > limit:
-                out.append((fn.qualname, count, limit))
+                out.append((fn.label, count, limit))
         return out
 
     def unknown_names(self, functions: Iterable[FunctionSummary]) -> list[str]:
@@ -113,11 +116,11 @@ class TraceBudget:
         full-width or zero-width character): such a budget is never applied, so a CI gate built
         on it would pass silently. Each names the closest function seen (difflib), as pytest
         names the closest marker."""
-        qualnames = [f.qualname for f in functions]
-        names = sorted({n for q in qualnames for n in (q, q.rsplit(".", 1)[-1])})
+        named = [(f.qualname, f.label) for f in functions]
+        names = sorted({n for q, label in named for n in (label, q.rsplit(".", 1)[-1])})
         out = []
         for name, limit in self.per_function.items():
-            if any(q == name or q.endswith("." + name) for q in qualnames):
+            if any(name_match(name, q, label) for q, label in named):
                 continue
             plain = _plain(name)
             text = f"{_FLAGS[self.measure]} {name!r}={limit} names no function this watch saw, so it was never applied"

@@ -26,7 +26,7 @@ from .outputs import finish as write_outputs
 
 __all__ = ["Finished", "Lifecycle", "LiveView", "Ran", "Recording"]
 
-Overrun = tuple[str, int, int]  # (qualname, count, budget)
+Overrun = tuple[str, int, int]  # (label, count, budget)
 
 
 class Recording(Protocol):

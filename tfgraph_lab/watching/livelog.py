@@ -63,17 +63,19 @@ MORE = " · see the report"
 
 
 def format_retrace(
-    qualname: str,
+    label: str,
     reasons: Sequence[Reason],
     caller: str | None,
     seconds: float | None,
     thread: str | None = None,
     via: str = "call",
     labels: Mapping[str, str] | None = None,
+    qualname: str = "",
 ) -> str:
-    """One line of at most :data:`LINE_CHARS`: function, reason code(s), argument before → after,
-    the user's line, cost, the fix's one-line summary and where the full fix is (the report; the
-    record's ``tfgraph_lab`` data holds it too)."""
+    """One line of at most :data:`LINE_CHARS`: function (its ``label``), reason code(s), argument
+    before → after, the user's line, cost, the fix's one-line summary and where the full fix is
+    (the report; the record's ``tfgraph_lab`` data holds it too). ``qualname``: the Python name a
+    fix's code calls the function by (default: the label's, when that is a Python name)."""
     shown = [r for r in reasons if r.code not in NOT_RETRACES] or list(reasons)
     changes: dict[str, list[str]] = {}  # one code, then its arguments: "shape-changed x: a → b, y: c → d"
     for r in shown:
@@ -82,7 +84,7 @@ def format_retrace(
             text += f": {r.before or '?'} → {r.after or '?'}"
         changes.setdefault(r.code, []).append(text)
     said = "; ".join(f"{code} {', '.join(t for t in texts if t)}".rstrip() for code, texts in changes.items())
-    name = qualname if len(qualname) <= 32 else "…" + qualname[-31:]  # its end tells it apart
+    name = label if len(label) <= 32 else "…" + label[-31:]  # its end tells it apart
     parts = [f"tf.function {name} retraced ({clip(said, 60) or 'unexplained'})"]
     if via != Via.CALL:
         parts.append(f"via {via}")
@@ -96,7 +98,7 @@ def format_retrace(
     reason = next((r for r in shown if r.fix), None)
     if reason is not None:
         room = LINE_CHARS - len(line) - len(" · fix: ") - len(MORE)
-        summary = short_fix(reason, code_name(qualname)).summary
+        summary = short_fix(reason, code_name(qualname or label)).summary
         if room >= 20:
             line += f" · fix: {clip(summary, room)}"
     return clip(line, LINE_CHARS - len(MORE)) + MORE
@@ -108,7 +110,7 @@ class LiveLog:
     retraces are logged one by one)."""
 
     def __init__(self) -> None:
-        self.folded: dict[str, int] = {}  # framework function -> retraces not logged one by one yet
+        self.folded: dict[str, int] = {}  # framework function's label -> retraces not logged one by one yet
         self._listing: list[object] = []  # the watches that list the framework's functions
 
     def list_framework(self, watch: object, listed: bool = True) -> None:
@@ -130,14 +132,15 @@ class LiveLog:
             info, reasons = record.state.info, record.reasons
             if info.framework and not info.origin and not self._listing:
                 retraces = sum(1 for g in record.traces if g.retrace)
-                self.folded[info.qualname] = self.folded.get(info.qualname, 0) + retraces
+                self.folded[info.label] = self.folded.get(info.label, 0) + retraces
                 return
             if not LOGGER.isEnabledFor(logging.WARNING):
                 return
             if not LOGGER.hasHandlers() and _report_shown_anyway():
                 return
             data: dict[str, Any] = {
-                "function": info.qualname,
+                "function": info.label,
+                "qualname": info.qualname,
                 "filename": info.filename,
                 "codes": [r.code for r in reasons if r.code not in NOT_RETRACES],
                 "reasons": [r.to_dict() for r in reasons],
@@ -149,7 +152,9 @@ class LiveLog:
             if record.began_before_watch:
                 data["began_before_watch"] = True  # ``seconds`` is not its cost
             seconds = None if record.began_before_watch else record.seconds
-            line = format_retrace(info.qualname, reasons, record.caller, seconds, record.thread, record.via, labels)
+            line = format_retrace(
+                info.label, reasons, record.caller, seconds, record.thread, record.via, labels, info.qualname
+            )
             LOGGER.warning("%s", line, extra={"tfgraph_lab": data})
         except Exception:  # a broken handler or formatter must never break the user's call
             pass
@@ -165,7 +170,7 @@ class LiveLog:
             if not LOGGER.hasHandlers() and _report_shown_anyway():
                 return
             names = sorted(folded, key=lambda q: -folded[q])
-            listed = ", ".join(f"{code_name(q)} ×{folded[q]}" for q in names[:3]) + (
+            listed = ", ".join(f"{_short_label(q)} ×{folded[q]}" for q in names[:3]) + (
                 ", …" if len(names) > 3 else ""
             )
             total = sum(folded.values())
@@ -176,6 +181,12 @@ class LiveLog:
             LOGGER.warning("%s", clip(line, LINE_CHARS), extra={"tfgraph_lab": {"folded": folded}})
         except Exception:  # never break the user's program
             pass
+
+
+def _short_label(label: str) -> str:
+    """A folded function as the summary line names it: a qualname by its last part
+    (``_init_func``), a label made for people whole (``tf.data wrapper around preprocess``)."""
+    return label if " " in label else label.rsplit(".", 1)[-1]
 
 
 LIVE_LOG = LiveLog()  # the one live log of the process (the hub's retrace sink)

@@ -179,7 +179,7 @@ class TraceRecorder:
                 traces=done.traces,
                 retraces=done.retraces,
                 trace_seconds=done.trace_seconds,
-                last_retrace=None if last is None else (last.qualname, last.reasons),
+                last_retrace=None if last is None else (last.label, last.reasons),
                 selection=selection,
             )
         again, new = self._log.read_new()
@@ -265,7 +265,7 @@ class TraceRecorder:
         return "; ".join(parts) or None
 
     def overruns(self) -> tuple[list[tuple[str, int, int]], list[tuple[str, int, int]]]:
-        """``(qualname, count, budget)`` of the functions over their trace budget, and over
+        """``(label, count, budget)`` of the functions over their trace budget, and over
         their XLA compile budget."""
         functions = self.report.functions
         traces = self.budget.overruns(functions) if self.budget is not None else []

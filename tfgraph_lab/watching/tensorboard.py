@@ -97,7 +97,7 @@ def _totals(report: TraceReport) -> dict[str, float]:
     values: dict[str, float] = {}
     for fn in report.functions:
         if not fn.wraps:
-            tag = f"{TAG_PREFIX}/traces/{fn.qualname}"
+            tag = f"{TAG_PREFIX}/traces/{fn.label}"
             values[tag] = values.get(tag, 0) + fn.traces
     done = report.totals(Selection.ALL)
     values[f"{TAG_PREFIX}/retraces"] = done.retraces
@@ -108,9 +108,9 @@ def _totals(report: TraceReport) -> dict[str, float]:
 def write_watch_scalars(report: TraceReport, log_dir: str | os.PathLike[str]) -> None:
     """A finished watch's series: one point per call that traced, at step = its call number
     within the watch (then the totals at the last call), values cumulative."""
-    wrappers = {(f.qualname, f.filename) for f in report.functions if f.wraps}
+    wrappers = {f.key for f in report.functions if f.wraps}
     traces: dict[str, float] = {
-        f"{TAG_PREFIX}/traces/{f.qualname}": 0 for f in report.functions if not f.wraps
+        f"{TAG_PREFIX}/traces/{f.label}": 0 for f in report.functions if not f.wraps
     }
     retraces = 0
     seconds = 0.0
@@ -122,8 +122,8 @@ def write_watch_scalars(report: TraceReport, log_dir: str | os.PathLike[str]) ->
             if not event.traced:
                 continue
             seconds += event.seconds
-            if (event.qualname, event.filename) not in wrappers:
-                tag = f"{TAG_PREFIX}/traces/{event.qualname}"
+            if event.key not in wrappers:
+                tag = f"{TAG_PREFIX}/traces/{event.label}"
                 traces[tag] = traces.get(tag, 0) + event.traces
                 retraces += event.retraces
             scalars.write_values(

@@ -44,7 +44,7 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
                 f"{type(report).__name__} {report!r:.60}"
             )
         self.report = report
-        names = [f.qualname for f in report.functions]
+        names = [f.label for f in report.functions]
         # shown with invisible characters made visible; the value stays the real name
         self.function = W.Dropdown(
             options=[(ALL, ALL), *[(visible(n), n) for n in names]], value=ALL, description="function"
@@ -88,15 +88,15 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
 
     def _functions(self) -> list[FunctionSummary]:
         name = self.function.value
-        return [f for f in self.report.functions if name in (ALL, f.qualname)]
+        return [f for f in self.report.functions if name in (ALL, f.label)]
 
     def _refill(self) -> None:
         functions = self._functions()
-        keys = {(f.qualname, f.filename) for f in functions}
+        keys = {f.key for f in functions}
         events = [
             e
             for e in self.report.events
-            if (e.qualname, e.filename) in keys and (e.traced or e.failed_trace or not self.traced_only.value)
+            if e.key in keys and (e.traced or e.failed_trace or not self.traced_only.value)
         ]
         self._events = events[:MAX_OPTIONS]
         options = [(visible(_label(e)), i) for i, e in enumerate(self._events)]
@@ -127,7 +127,7 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
             (
                 f
                 for f in self.report.functions
-                if (f.qualname, f.filename) == (event.qualname, event.filename)
+                if f.key == event.key
             ),
             None,
         )
@@ -148,7 +148,7 @@ class ReportExplorer(W.VBox):  # type: ignore[misc]
 def _label(e: Event) -> str:
     tag = "TRACED" if e.traced else ("FAILED" if e.failed_trace or e.error else "cached")
     codes = ",".join(r.code for r in e.reasons)
-    return f"{e.qualname} {call_label(e)} · {tag} · {_time(e)}" + (f" · {codes}" if codes else "")
+    return f"{e.label} {call_label(e)} · {tag} · {_time(e)}" + (f" · {codes}" if codes else "")
 
 
 def _time(e: Event) -> str:
@@ -158,7 +158,7 @@ def _time(e: Event) -> str:
 
 def _event_html(e: Event, fn: FunctionSummary | None) -> str:
     rows = [
-        ["function", f"<code>{escape(e.qualname)}</code>"],
+        ["function", f"<code>{escape(e.label)}</code>"],
         ["via", escape(e.via)],
         ["time", escape(_time(e))],
         ["traced", f"{e.traces} graph(s)" if e.traced else "no: a cached graph ran"],

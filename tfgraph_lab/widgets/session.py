@@ -237,7 +237,7 @@ class LabSession:
         self.history = (self.history + calls[:made])[-MAX_HISTORY:]
         report = recorder.report
         key = _own_key(report)
-        events = tuple(e for e in report.events if (e.qualname, e.filename) == key and e.via == Via.CALL)
+        events = tuple(e for e in report.events if e.key == key and e.via == Via.CALL)
         result = self._fold(kind, report, events, error, key)
         if interrupted is not None:
             raise interrupted
@@ -253,7 +253,7 @@ class LabSession:
     ) -> ActionResult:
         state = self.state
         summary = next(
-            (f for f in report.functions if (f.qualname, f.filename) == key and not f.framework), None
+            (f for f in report.functions if f.key == key and not f.framework), None
         )
         hit_rows: list[int] = []
         row_of: dict[int, int] = {}  # index in this report's graphs → row of the lab's cache table
@@ -299,10 +299,11 @@ class LabSession:
 
 
 def _own_key(report: Any) -> tuple[str, str] | None:
-    """``(qualname, filename)`` the report gives the lab's own function: the last call of a lab
+    """``(label, filename)`` the report gives the lab's own function: the last call of a lab
     action is always its own (a tf.function it calls records its call first, when that returns),
     whatever the callable is (a partial, an object, a lambda: the report names them its way)."""
     for e in reversed(report.events):
         if e.via == Via.CALL:
-            return (e.qualname, e.filename)
+            key: tuple[str, str] = e.key
+            return key
     return None

@@ -122,7 +122,7 @@ def test_shape_varying_plan_puts_the_input_signature_before_reduce_retracing() -
 @pytest.mark.usefixtures("fresh_recording")
 def test_python_scalar_plan() -> None:
     sc = Scenario(scalar, lambda: [((tf.ones([2]), k), {}) for k in (1.0, 2.0, 3.0, 4.0)])
-    check_plan(sc, "pass `k` as `tf.constant(k)`")
+    check_plan(sc, "scalar(..., k=tf.constant(k))")
 
 
 @pytest.mark.usefixtures("fresh_recording")
@@ -175,7 +175,7 @@ def test_custom_loop_plan_puts_the_learning_rate_first() -> None:
         ]
     )
     sc = Scenario(make_loop_step(model), loop_calls)
-    report = check_plan(sc, "pass `lr` as `tf.constant(lr)`")
+    report = check_plan(sc, "(..., lr=tf.constant(lr))")
     plan = report.plan("loop_step")
     # 3 learning rates × 2 batch sizes + the evaluation batch; tf.constant(lr) leaves the 2
     # sizes in training and 1 in evaluation. reduce_retracing=True would leave 7 too (each

@@ -44,7 +44,7 @@ def test_magic_summary_flag(shell: Any, capsys: Any) -> None:
     result = shell.run_cell("%%tracewatch --summary -v srep\nfor k in (1.0, 2.0):\n    g(tf.ones([2]), k)\n")
     assert result.success
     shown = capsys.readouterr().out
-    assert "best fix: pass `k` as `tf.constant(k)`" in shown and "graph cache:" not in shown, shown
+    assert "best fix: f(..., k=tf.constant(k))  # at every call → " in shown and "graph cache:" not in shown, shown
 
 
 @pytest.mark.slow
@@ -56,5 +56,5 @@ def test_cli_run_summary_flag(tmp_path: Path) -> None:
     )
     proc = run_cli("run", "--summary", str(script), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "  step: 3 traces · 3 graphs · best fix: pass `n` as `tf.constant(n)`" in proc.stderr, proc.stderr
+    assert "  step: 3 traces · 3 graphs · best fix: step(..., n=tf.constant(n))  # at every call → " in proc.stderr, proc.stderr
     assert "graph cache:" not in proc.stderr

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tfgraph_lab.explain.fix_text import short_fix
+from tfgraph_lab.explain.fixes import code_name
 from tfgraph_lab.model.records import name_match
 from tfgraph_lab.report import TraceReport
 from tfgraph_lab.report.merge import merge_reports
@@ -63,6 +65,10 @@ def test_a_report_saved_before_labels_loads_with_its_qualname_as_label() -> None
     assert fn.label == fn.qualname == KERAS_LABEL
     assert report.events[0].label == KERAS_LABEL
     assert report.function("fit · train step") is fn  # as the label's ending, as before
+    # the label in a saved report's qualname never becomes code: the code calls it `f`
+    (reason,) = report.events[0].reasons
+    code = short_fix(reason, code_name(report.events[0].qualname)).code
+    assert KERAS_LABEL not in code and code.startswith("f = tf.function(f)")
     # written again, it gains the label and keeps what it read
     again = json.loads(report.to_json())
     assert again["functions"][0]["label"] == again["functions"][0]["qualname"] == KERAS_LABEL
@@ -148,6 +154,7 @@ def test_every_rendering_names_the_label_and_the_code_calls_the_python_name() ->
     for shown in (str(report), report._repr_html_(), str(summary), str(RetraceNotice(report)), overrun_text(report, overruns)):
         assert label in shown, shown
         assert "tf.function(tf.data" not in shown and "tf.data wrapper around preprocess(" not in shown
+    assert "preprocess(..., k=tf.constant(k))" in str(report)  # the code: the Python name
 
 
 @pytest.mark.slow

@@ -257,7 +257,7 @@ def test_a_call_site_fix_is_tried_through_a_wrapper(shell: Any, trials: list[Fix
     assert trial.after is not None and (trial.before.traces, trial.after.traces) == (3, 1)
     assert shell.ev("len(cell_runs)") == 1, "the list holds the watched run's item only"
     text = str(trial)
-    assert "pass `k` as `tf.constant(k)`" in text and "thin wrapper that converts `k`" in text
+    assert "times(..., k=tf.constant(k))" in text and "thin wrapper that converts `k`" in text
     shell.run_cell("[times(tf.ones([2]), tf.constant(k)) for k in (1.0, 2.0, 3.0)]\n")
     assert shell.ev("times.experimental_get_tracing_count()") == 3 + trial.after.traces  # by hand
 

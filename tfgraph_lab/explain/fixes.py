@@ -19,6 +19,7 @@ Pure: plain records only. Imports neither TensorFlow, IPython nor ipywidgets.
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable, Sequence
 
 from ..model.records import FixPlan
@@ -32,6 +33,7 @@ __all__ = [
     "graphs_with_reduce_retracing",
     "input_signature_plan",
     "input_signature_text",
+    "on_your_def",
     "reduce_retracing_helps",
     "reduce_retracing_plan",
     "relaxing_plan",
@@ -62,10 +64,18 @@ def spec_for_shapes(shapes: Sequence[Shape | None], dtype: str | None) -> str:
 
 
 def code_name(qualname: str) -> str:
-    """The name a fix's code calls the function by: the last part of its qualname (``f`` for a
-    lambda)."""
+    """The name a fix's code calls the function by: the last part of its Python qualname, when
+    that is a Python name (``f`` for a lambda, and for anything else that is not: a label such
+    as ``sequential · fit · train step``, which a report saved before labels has as its qualname,
+    is never written into code)."""
     short = qualname.rsplit(".", 1)[-1] if qualname else "f"
-    return "f" if short in ("<lambda>", "") else short
+    return short if short.isidentifier() and not keyword.iskeyword(short) else "f"
+
+
+def on_your_def(name: str) -> str:
+    """The line under a suggested decorator: where it goes, as a comment (every line a fix
+    prints is valid Python; ``def step(...): ...`` was not)."""
+    return f"# ↑ on your def {name}(...), unchanged"
 
 
 def top_parameters(sig: Signature) -> list[str]:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..model.records import FixPlan, FunctionSummary, Reason
-from .fixes import code_name
+from .fixes import code_name, on_your_def
 from .trace import NOT_RETRACES
 from .whole_run import promise_text
 
@@ -120,11 +120,10 @@ def _code_lines(plan: FixPlan, name: str, promise: str) -> list[str]:
         return [f"{name}_fn = tf.function({name})  # once, outside the loop or cell; call {name}_fn → {promise}"]
     lines = []
     if plan.decorator:
-        lines += [f"@tf.function({plan.decorator})", f"def {name}(...): ..."]
+        lines += [f"@tf.function({plan.decorator})", on_your_def(name)]
     if plan.call:
-        passes = ", ".join(f"{a}={e}" for a, e in plan.call)
-        lines.append(f"{name}(..., {passes})  # at every call")
-    lines[-1] += f"  # → {promise}" if not lines[-1].endswith("# at every call") else f" → {promise}"
+        lines.append(f"{plan.call_code(name)}  # at every call")
+    lines[-1] += f" → {promise}"  # both lines end in a comment: every line stays valid Python
     return lines
 
 

@@ -14,7 +14,7 @@ from ..model.records import FixPlan, FunctionSummary, Reason
 from ..model.signatures import Signature
 from ..model.vocab import ReasonCode
 from .failures import VARIABLE_PER_TRACE
-from .fixes import code_name, input_signature_plan, reduce_retracing_helps, reduce_retracing_plan
+from .fixes import code_name, input_signature_plan, on_your_def, reduce_retracing_helps, reduce_retracing_plan
 from .keras_fixes import flag_suggestion, keras_suggestion
 from .plan import graphs_before, plan_fixes
 from .trace import NOT_RETRACES
@@ -131,7 +131,7 @@ def _suggest_for(
         per_device = _per_device(history) and any(r.code == ReasonCode.CONTEXT_CHANGED for r in reasons)
         if per_device:
             promise = PER_DEVICE_PROMISE + (PER_DEVICE_XLA if summary.jit_compile else "")
-        lines = [f"@tf.function({plan.decorator})", f"def {short}(...): ...  # {promise}"]
+        lines = [f"@tf.function({plan.decorator})", f"{on_your_def(short)} → {promise}"]
         if plan.note:
             lines.append(f"# {plan.note}")
         if xla and not (per_device and summary.jit_compile):
@@ -152,7 +152,8 @@ def _suggest_for(
         if not any(r.plans for r in reasons if r.code == code):
             return None  # a re-run definition cell: expected, nothing to change
         return (
-            f"{short}_fn = tf.function({short})  # once, outside the loop or cell\nfor ...: {short}_fn(...)"
+            f"{short}_fn = tf.function({short})  # once, outside the loop or cell\n"
+            f"{short}_fn(...)  # in the loop: call {short}_fn, not a new tf.function"
         )
     if code == ReasonCode.OBJECT_CHANGED:
         args = _arguments(reasons, code)
@@ -195,7 +196,7 @@ def _latest_plan(reasons: Sequence[Reason], code: str) -> FixPlan | None:
 def _plan_lines(plan: FixPlan, short: str) -> str:
     lines = []
     if plan.decorator:
-        lines += [f"@tf.function({plan.decorator})", f"def {short}(...): ..."]
+        lines += [f"@tf.function({plan.decorator})", on_your_def(short)]
     if plan.call:
         passes = ", ".join(f"{a}={e}" for a, e in plan.call)
         lines.append(f"{short}(..., {passes})  # at every call")

@@ -111,7 +111,7 @@ class WholeRun:
             new = self._plan(old)
             # a change that saves no graph for these calls is never offered as a fix
             useless = new is None or (0 < new.graphs >= self._before)
-            dropped = _without(fix, old.text(self.name), old.code(self.name)) if useless else None
+            dropped = _without(fix, old.text(self.name), _in_words(old, self.name)) if useless else None
             if dropped is not None:
                 fix = dropped
                 continue
@@ -232,6 +232,15 @@ def _device(context: str) -> str:
     """The device a signature's context names (``eager; device /device:CPU:1; …``), or ""."""
     match = re.search(r"(?:^|; )device (\S+?)(?:;|$)", context)
     return match.group(1) if match else ""
+
+
+def _in_words(plan: FixPlan, name: str) -> str:
+    """A plan as a sentence names it: a call-site change in words (``pass `lr` as
+    `tf.constant(lr)` at every call of step``: its code, ``step(..., lr=tf.constant(lr))  # at every
+    call``, ends in a comment), a decorator as code."""
+    if plan.call and not (plan.decorator or plan.hoist):
+        return "pass " + ", ".join(f"`{p}` as `{e}`" for p, e in plan.call) + f" at every call of {name}"
+    return plan.code(name)
 
 
 def _without(fix: str, text: str, code: str = "") -> str | None:

@@ -54,16 +54,25 @@ class FixPlan:
     note: str = ""
 
     def code(self, name: str = "f") -> str:
-        """The change as a learner pastes it."""
+        """The change as a learner pastes it: one line of valid Python (a decorator line goes
+        above the ``def``), whatever follows the code in a comment. ``name`` is the Python name
+        the code calls the function by (``explain.fixes.code_name``), never a label."""
         parts = []
         if self.hoist:
             parts.append(f"{name} = tf.function({name})  # once, outside the loop or cell; call that")
         if self.decorator:
             parts.append(f"@tf.function({self.decorator})")
         if self.call:
-            rewrites = ", ".join(f"`{p}` as `{e}`" for p, e in self.call)
-            parts.append(f"{'and ' if parts else ''}pass {rewrites} at every call of {name}")
-        return " ".join(parts)
+            call = self.call_code(name)
+            parts.append(f"# and at every call: {call}" if parts else f"{call}  # at every call")
+        return ("  " if self.decorator and self.call else " ").join(parts)
+
+    def call_code(self, name: str = "f") -> str:
+        """A call with the rewritten arguments: ``step(..., lr=tf.constant(lr))``; the first of
+        ``*args`` (``args_0``) is passed by position."""
+        positional = [e for p, e in self.call if _is_star_arg(p)]
+        keywords = [f"{p}={e}" for p, e in self.call if not _is_star_arg(p)]
+        return f"{name}({', '.join([*positional, '...', *keywords])})"
 
     def text(self, name: str = "f") -> str:
         """The code, then what it does for these calls and what it costs."""
@@ -455,6 +464,12 @@ def name_match(name: str, qualname: str, label: str = "") -> int:
     if qualname.endswith("." + name) or label.endswith(("." + name, " · " + name)):
         return 1
     return 0
+
+
+def _is_star_arg(parameter: str) -> bool:
+    """``args_0``: the first of ``*args`` (TensorFlow's name for it), passed by position."""
+    head, _, number = parameter.rpartition("_")
+    return head == "args" and number.isdigit()
 
 
 def _optional_float(value: Any) -> float | None:

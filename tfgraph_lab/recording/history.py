@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from .. import adapter as tfa
 from ..adapter.keras_steps import compile_settings
+from ..explain.fixes import code_name
 from ..explain.keras_fixes import keras_flag_reason, keras_reason, recompile_reason
 from ..explain.trace import explain_trace, mark_wasted
 from ..model.counts import is_retrace
@@ -114,7 +115,7 @@ def explain_new_graph(
         if fn is not None and tfa.needs_python_training(fn):
             state.info = replace(state.info, python_flags=flags)
     if state.info.python_flags:  # they reach Keras 3 layers: no fix makes them tensors
-        reasons = [keras_flag_reason(r, state.info.python_flags, state.info.qualname) for r in reasons]
+        reasons = [keras_flag_reason(r, state.info.python_flags, code_name(state.info.qualname)) for r in reasons]
     if state.info.role:  # Keras's step, named by TraceCallback: fixes at the user's level
         generalised = call_sig is not None and call_sig.leaves != graph.signature.leaves
         reasons = [keras_reason(r, state.info.role, generalised) for r in reasons]

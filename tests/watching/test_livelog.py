@@ -59,6 +59,43 @@ def test_one_record_per_retrace_with_everything_a_reader_needs(records: list[log
     assert data["caller"].endswith(f"test_livelog.py:{line}") and data["seconds"] > 0
 
 
+def test_two_retraces_for_one_new_python_value_say_what_tells_them_apart(
+    records: list[logging.LogRecord],
+) -> None:
+    # A Python learning rate changed per epoch over a dataset with a short last batch retraces
+    # twice per rate, each explained against its closest graph: both reasons read
+    # "lr: 0.1 → 0.05". The line names the batch that tells them apart (TF 2.21: 6 traces).
+    # (With x alone, the short batch's retrace is as close to the full batch at the new rate —
+    # one leaf apart either way — and is explained as the shape change against it.)
+    @tf.function
+    def step(x, y, lr):
+        return x * lr + y
+
+    with tfgraph_lab.watch() as w:
+        for lr in (0.1, 0.05, 0.025):
+            for batch in (4, 4, 2):
+                step(tf.ones([batch, 3]), tf.ones([batch, 1]), lr)
+    assert step.experimental_get_tracing_count() == 6 == w.report.function("step").traces
+    lines = [r.getMessage() for r in records]
+    value_lines = [line for line in lines if "python-value-changed lr: 0.1 → 0.05" in line]
+    assert len(value_lines) == 2, lines
+    assert "with x (4, 3), y (4, 1) ·" in value_lines[0] and "with x (2, 3), y (2, 1) ·" in value_lines[1]
+    shape_line = next(line for line in lines if "shape-changed" in line)
+    assert " with " not in shape_line  # its reason names every difference
+
+
+def test_a_retrace_against_the_last_graph_says_nothing_more(records: list[logging.LogRecord]) -> None:
+    @tf.function
+    def scaled(x, lr):
+        return x * lr
+
+    with tfgraph_lab.watch():
+        for lr in (0.1, 0.2, 0.3):
+            scaled(tf.ones([2]), lr)
+    lines = [r.getMessage() for r in records]
+    assert len(lines) == 2 and not any(" · with " in line for line in lines), lines
+
+
 def test_no_record_for_first_traces_variable_creation_or_cache_hits(records: list[logging.LogRecord]) -> None:
     class Model(tf.Module):
         def __init__(self) -> None:

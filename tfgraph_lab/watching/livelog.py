@@ -38,6 +38,7 @@ from ..explain.fix_text import clip, short_fix
 from ..explain.fixes import code_name
 from ..explain.trace import NOT_RETRACES
 from ..model.records import Reason
+from ..model.signatures import is_under
 from ..model.vocab import Via
 from ..recording.xla_log import LOG as XLA_LOG
 from ..render.format import fmt_seconds, short_path
@@ -54,6 +55,7 @@ __all__ = [
     "log_folded",
     "log_retrace_record",
     "stream_to_stderr",
+    "telling_apart",
 ]
 
 LOGGER = logging.getLogger("tfgraph_lab")
@@ -71,11 +73,14 @@ def format_retrace(
     via: str = "call",
     labels: Mapping[str, str] | None = None,
     qualname: str = "",
+    telling: str = "",
 ) -> str:
     """One line of at most :data:`LINE_CHARS`: function (its ``label``), reason code(s), argument
-    before → after, the user's line, cost, the fix's one-line summary and where the full fix is
-    (the report; the record's ``tfgraph_lab`` data holds it too). ``qualname``: the Python name a
-    fix's code calls the function by (default: the label's, when that is a Python name)."""
+    before → after, what tells it from the retrace before it when the reasons do not
+    (``telling``, see :func:`telling_apart`), the user's line, cost, the fix's one-line summary
+    and where the full fix is (the report; the record's ``tfgraph_lab`` data holds it too).
+    ``qualname``: the Python name a fix's code calls the function by (default: the label's, when
+    that is a Python name)."""
     shown = [r for r in reasons if r.code not in NOT_RETRACES] or list(reasons)
     changes: dict[str, list[str]] = {}  # one code, then its arguments: "shape-changed x: a → b, y: c → d"
     for r in shown:
@@ -95,6 +100,10 @@ def format_retrace(
     # None: the trace began before the watch (another thread), its cost not measured
     parts.append("began before the watch; cost not measured" if seconds is None else f"cost {fmt_seconds(seconds)}")
     line = " · ".join(parts)
+    room = LINE_CHARS - len(MORE) - len(line) - len(" · with ")
+    if telling and room >= 12:  # after the where and the cost, before the fix's summary
+        head, rest = line.split(" · ", 1) if " · " in line else (line, "")
+        line = " · ".join(p for p in (head, f"with {clip(telling, min(40, room))}", rest) if p)
     reason = next((r for r in shown if r.fix), None)
     if reason is not None:
         room = LINE_CHARS - len(line) - len(" · fix: ") - len(MORE)
@@ -152,8 +161,12 @@ class LiveLog:
             if record.began_before_watch:
                 data["began_before_watch"] = True  # ``seconds`` is not its cost
             seconds = None if record.began_before_watch else record.seconds
+            try:
+                telling = telling_apart(record.traces[-1], record.state.graph_list, reasons) if record.traces else ""
+            except Exception:  # the line without it, never no line
+                telling = ""
             line = format_retrace(
-                info.label, reasons, record.caller, seconds, record.thread, record.via, labels, info.qualname
+                info.label, reasons, record.caller, seconds, record.thread, record.via, labels, info.qualname, telling
             )
             LOGGER.warning("%s", line, extra={"tfgraph_lab": data})
         except Exception:  # a broken handler or formatter must never break the user's call
@@ -187,6 +200,32 @@ def _short_label(label: str) -> str:
     """A folded function as the summary line names it: a qualname by its last part
     (``_init_func``), a label made for people whole (``tf.data wrapper around preprocess``)."""
     return label if " " in label else label.rsplit(".", 1)[-1]
+
+
+def telling_apart(graph: Any, graphs: Sequence[Any], reasons: Sequence[Reason]) -> str:
+    """The arguments that tell ``graph`` from the graph traced just before it, besides those its
+    reasons name: ``x (8, 8), y (8, 1)`` or ``""``.
+
+    A retrace is explained against the closest cached graph, which need not be the last one: a
+    loop that changes a Python learning rate each epoch over a dataset with a short last batch
+    retraces twice per rate, and both lines read ``lr: 0.1 → 0.05`` — one at the full batch
+    (against graph #0), one at the short batch (against graph #1). This names the batch.
+    Empty when the reasons name every difference (the closest graph is the last one)."""
+    earlier = [g for g in graphs if g is not graph and g.seq < graph.seq]
+    if not earlier:
+        return ""
+    previous = earlier[-1].signature.by_path()
+    named = [r.argument for r in reasons if r.argument]
+    told = []
+    for leaf in graph.signature.leaves:
+        if leaf.kind == "container" or any(leaf.path == n or is_under(leaf.path, n) for n in named):
+            continue
+        old = previous.get(leaf.path)
+        if old is None or old == leaf:  # a new argument: its reason says so
+            continue
+        shown = leaf.shape_text if leaf.kind in ("tensor", "variable") else (leaf.value or leaf.describe())
+        told.append(f"{leaf.path} {shown}")
+    return ", ".join(told)
 
 
 LIVE_LOG = LiveLog()  # the one live log of the process (the hub's retrace sink)

@@ -312,7 +312,7 @@ the speed-up.
 Everything from lessons 01–07 applies. Work like a clinician: observe, name each cause from
 the report, fix one at a time, re-measure."""),
         setup("import keras\nimport tfgraph_lab"),
-        md("The patient (do not edit this cell — the checker uses it as the baseline):"),
+        md("The patient (the checker times its own copy of this script, as written here):"),
         code(slow),
         md("""**Predict:** read `train_slow` first. How many graphs does one `train_slow()` trace, all
 its functions together? Then watch it live: each spike in the time per call is a trace."""),

@@ -60,9 +60,10 @@ def check(exercise_id: str, answer: Any, **options: Any) -> Feedback:
 
     Returns a :class:`Feedback` (✓/✗, what was measured, a hint); errors in the learner's code
     become feedback, they are not raised. ``options`` pass what an exercise needs:
-    ``baseline=train_slow`` (capstone), ``evidence=[...]`` (exercise 01). (The tests also set the
-    speed-up target and the number of timed repeats; they are not for learners, whom a looser
-    target only fools.) A right answer passes again when the check is re-run.
+    ``evidence=[...]`` (exercise 01: comparisons ``compare_eager`` measured). The speed-up target
+    and the capstone's baseline are the check's own, never taken from the caller (a looser
+    target or a slower baseline only fools the learner); the tests set the number of timed
+    repeats. A right answer passes again when the check is re-run.
     """
     ex = exercise(exercise_id)
     try:

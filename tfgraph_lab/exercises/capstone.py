@@ -13,6 +13,7 @@ Imports TensorFlow only through ``measure``.
 
 from __future__ import annotations
 
+import linecache
 import math
 import time
 from typing import Any
@@ -48,25 +49,47 @@ def _median(values: list[float]) -> float:
     return ordered[len(ordered) // 2]
 
 
-def check_capstone(ex: Any, answer: Any, opts: dict[str, Any]) -> Feedback:
-    from .checks import _eager_mode_feedback, _error_feedback
+def _train_slow(ex: Any) -> Any:
+    """The slow script the check times against: the lesson's own, run from the exercise's
+    starter in a namespace of its own — never a baseline the learner hands in."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
 
-    baseline = opts.get("baseline")
-    if not callable(answer) or not callable(baseline):
+    from .sources import CAPSTONE_STARTER
+
+    filename = "<the capstone's train_slow>"
+    linecache.cache[filename] = (len(CAPSTONE_STARTER), None, CAPSTONE_STARTER.splitlines(True), filename)
+    namespace: dict[str, Any] = {"tf": tf, "np": np, "keras": keras}
+    exec(compile(CAPSTONE_STARTER, filename, "exec"), namespace)
+    return namespace["train_slow"]
+
+
+def check_capstone(ex: Any, answer: Any, opts: dict[str, Any]) -> Feedback:
+    from .checks import _eager_mode_feedback, _error_feedback, _not_computed_by_its_graphs
+
+    if not callable(answer):
         return Feedback(
             ex.id,
             False,
-            "call ex.check('08-capstone', train_fast, baseline=train_slow)",
+            "call ex.check('08-capstone', train_fast)",
             (),
-            "both arguments are the plain Python training functions",
+            "train_fast is the plain Python training function",
         )
+    baseline = _train_slow(ex)
     eager = _eager_mode_feedback(ex)
     if eager is not None:
         return eager
     slow = measure(baseline)
     if slow.error is not None:
         fb = _error_feedback(ex, slow.error, slow)
-        return Feedback(ex.id, False, "the baseline " + fb.summary, fb.measured, "re-run the train_slow cell")
+        return Feedback(
+            ex.id,
+            False,
+            "the lesson's train_slow (the check's own copy) " + fb.summary,
+            fb.measured,
+            "is TensorFlow set up as the lesson's first cell sets it? run that cell again",
+        )
     fast = measure(answer)
     if fast.error is not None:
         return _error_feedback(ex, fast.error, fast)
@@ -126,6 +149,9 @@ def check_capstone(ex: Any, answer: Any, opts: dict[str, Any]) -> Feedback:
             "compute exactly what train_slow computes — same learning-rate schedule, same warm-up, "
             "every batch — only without retracing: pass the changing values as tensors",
         )
+    outside = _not_computed_by_its_graphs(ex, answer, fast, LOSS_RTOL)
+    if outside is not None:
+        return outside
     if slow_traces <= 1:
         return Feedback(
             ex.id,

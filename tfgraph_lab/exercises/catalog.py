@@ -175,7 +175,6 @@ EXERCISES: dict[str, Exercise] = {
                 "tf.Variable and do the warm-up maths with tf ops",
             ),
             check_capstone,
-            call='ex.check("08-capstone", train_fast, baseline=train_slow)',
         ),
         Exercise(
             "09-tensorarray",

@@ -3,12 +3,14 @@ baseline), measures it and returns :class:`~tfgraph_lab.exercises.feedback.Feedb
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .feedback import Feedback
+from .graph_work import run_with_other_inputs
 from .measuring import (
     Measurement,
     _close,
@@ -233,15 +235,29 @@ def _check_count_calls(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedb
 
     if not _is_tf_function(answer):
         return _not_a_tf_function(ex, answer, "should stay a tf.function")
-    counter = tf.Variable(0)
-    xs = [tf.fill([3], float(i)) for i in range(5)]
+    # A random start and number of calls: a counter that counts, not one set to a number.
+    rng = random.Random()
+    start, n = rng.randint(0, 50), rng.randint(3, 9)
+    counter = tf.Variable(start)
+    xs = [tf.fill([3], float(i)) for i in range(n)]
     m = measure(lambda: [answer(x, counter) for x in xs])
     if m.error is not None:
         return _error_feedback(ex, m.error, m)
-    count = int(counter.numpy())
-    rows = (*_graph_rows(m), ("counter after 5 calls", str(count)))
-    if count != 5:
-        return Feedback(ex.id, False, f"the counter says {count} after 5 calls", rows, ex.hints[0])
+    count = int(counter.numpy()) - start
+    rows = (*_graph_rows(m), (f"counter: {start} before {n} calls, after", str(start + count)))
+    if count != n:
+        return Feedback(
+            ex.id, False, f"the counter went up by {count} over {n} calls", rows, ex.hints[0]
+        )
+    python_ops = _python_ops(answer, xs[0], counter)
+    if python_ops:
+        return Feedback(
+            ex.id,
+            False,
+            f"the graph calls back into Python ({', '.join(python_ops)}): that part runs outside the graph",
+            rows,
+            "count with a TF op on the Variable: counter.assign_add(1)",
+        )
     if not all(_close(y, x * 2.0) for y, x in zip(m.value, xs, strict=True)):
         return Feedback(
             ex.id,
@@ -250,7 +266,7 @@ def _check_count_calls(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedb
             rows,
             "keep `return x * 2.0`",
         )
-    return _graphs_check(ex, m, 1, target="5 calls counted, one graph")
+    return _graphs_check(ex, m, 1, target=f"{n} calls counted, one graph")
 
 
 def _check_run(limit: int, target: str, calls: int, rtol: float = 1e-4) -> Checker:
@@ -281,14 +297,52 @@ def _check_run(limit: int, target: str, calls: int, rtol: float = 1e-4) -> Check
                 fb = _graphs_check(
                     ex, m, limit, target=target, reference=other, compare=True, rtol=rtol, calls=variant.calls
                 )
-                return Feedback(
+                fb = Feedback(
                     fb.exercise_id, fb.passed, fb.summary, fb.measured, fb.hint, (variant.note, *fb.details)
                 )
-        return _graphs_check(
+                return _judged_by_its_graphs(ex, answer, m, fb, rtol)
+        fb = _graphs_check(
             ex, m, limit, target=target, reference=reference, compare=True, rtol=rtol, calls=calls
         )
+        return _judged_by_its_graphs(ex, answer, m, fb, rtol)
 
     return checker
+
+
+def _judged_by_its_graphs(ex: Exercise, answer: Any, m: Measurement, fb: Feedback, rtol: float) -> Feedback:
+    """``fb`` when it fails, or when the answer's graphs computed its result; else not yet: the
+    result stays the same when every graph call gets other inputs (the work ran eagerly beside a
+    tf.function called only to be counted), or a graph runs Python (tf.numpy_function,
+    tf.py_function)."""
+    if not fb.passed:
+        return fb
+    outside = _not_computed_by_its_graphs(ex, answer, m, rtol)
+    return fb if outside is None else outside  # (a Feedback is falsy when it fails: no `or`)
+
+
+def _not_computed_by_its_graphs(ex: Exercise, answer: Any, m: Measurement, rtol: float) -> Feedback | None:
+    """Not yet (see :func:`_judged_by_its_graphs`), or None when the graphs did the work."""
+    work = run_with_other_inputs(answer)
+    rows = _graph_rows(m)
+    if work.python_ops:
+        return Feedback(
+            ex.id,
+            False,
+            f"the graph calls back into Python ({', '.join(work.python_ops)}): tf.numpy_function or "
+            "tf.py_function runs that part as Python, outside the graph",
+            rows,
+            "write the work with TensorFlow ops, so the graph computes it",
+        )
+    if work.error is None and _close(work.value, m.value, rtol=rtol):
+        return Feedback(
+            ex.id,
+            False,
+            "your tf.functions do not compute the result: it stays the same when they get other "
+            "inputs, so the work runs beside them (eagerly, or copied in)",
+            (*rows, ("result with other inputs to every graph", _short(work.value))),
+            "the work itself must run in the tf.function, and the result must come from what it returns",
+        )
+    return None
 
 
 def _check_running_sum(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedback:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model.vocab import ReasonCode
+from .graph_work import PYTHON_OPS, _ops_of
 
 __all__ = ["FunctionUse", "Measurement", "measure"]
 
@@ -146,19 +147,10 @@ def _is_tf_function(obj: Any) -> bool:
     return isinstance(obj, kind)
 
 
-#: Op types that call back into Python from a graph: tf.numpy_function (PyFunc) and
-#: tf.py_function (EagerPyFunc), as TF 2.21 names them.
-_PYTHON_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
-
-
 def _python_ops(fn: Any, *args: Any) -> list[str]:
-    """The ops in ``fn``'s graph for ``args`` that run Python code (none: an empty list). Asks
-    for the graph the calls already traced, so it traces nothing new."""
-    try:
-        graph = fn.get_concrete_function(*args).graph
-    except Exception:
-        return []
-    return sorted({op.type for op in graph.get_operations() if op.type in _PYTHON_OPS})
+    """The ops in ``fn``'s graph for ``args`` that run Python code (none: an empty list), nested
+    functions included. Asks for the graph the calls already traced, so it traces nothing new."""
+    return sorted(_ops_of(fn, args, {}) & PYTHON_OPS)
 
 
 def _eagerly(fn: Callable[..., Any], *args: Any) -> Any:

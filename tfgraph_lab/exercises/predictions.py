@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from .feedback import Feedback
+from .guess_history import why_not_a_prediction
 
 __all__ = ["check_prediction"]
 
@@ -42,6 +43,10 @@ def check_prediction(guess: Any, measured: Any, function: str | None = None, *, 
         return Feedback("prediction", None, "write your guess first, then run again")
     if measured is None:
         return Feedback("prediction", None, "run the cell that measures it first (the one above)")
+    problem = _not_a_prediction(sys._getframe(1))
+    if problem:
+        _PREDICTIONS.append((what or "prediction", problem, measured))
+        return Feedback("prediction", False, problem, (("your guess", str(guess)),))
     code: tuple[Any, ...] = ()
     if is_report:
         stale = _reused_older_graphs(measured, function)
@@ -82,6 +87,16 @@ def check_prediction(guess: Any, measured: Any, function: str | None = None, *, 
     return Feedback("prediction", False, f"not quite: {actual}, not {value}", rows, hint, note)
 
 
+def _not_a_prediction(caller: Any) -> str:
+    """Why the guess the calling cell grades is no prediction, from the kernel's input history
+    (IPython's ``In`` in the cell's globals; outside IPython there is none and nothing is said)."""
+    history = caller.f_globals.get("In")
+    if not isinstance(history, list):
+        return ""
+    cell = "".join(linecache.getlines(caller.f_code.co_filename))
+    return why_not_a_prediction(history, cell, caller.f_lineno) if cell else ""
+
+
 def _as_answer(guess: Any, actual: Any) -> tuple[Any, str]:
     """The guess as a value of ``actual``'s kind, or a sentence saying why it cannot be one."""
     import numpy as np
@@ -107,6 +122,8 @@ def _as_answer(guess: Any, actual: Any) -> tuple[Any, str]:
         return round(float(guess)), ""
     if isinstance(actual, float) and isinstance(guess, numbers.Real) and not isinstance(guess, bool):
         return float(guess), ""
+    if type(guess) is not type(actual):  # e.g. a class whose __eq__ says yes to anything
+        return guess, f"a guess is a plain {type(actual).__name__} here, got a {type(guess).__name__}"
     return guess, ""
 
 

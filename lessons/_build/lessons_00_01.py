@@ -31,7 +31,7 @@ what actually happened, understand why, fix it, and have the fix checked by meas
 | 06 | objects, structures and re-created functions | 25 min |
 | 07 | training-loop clinic: Keras `fit`, a custom loop, retrace budgets, monitoring (XLA: optional) | 25 min |
 | 08 | capstone: fix a slow training script | 35 min |
-| 09 | optional extras from TensorFlow's `tf.function` guide | 40 min |
+| 09 | optional extras from TensorFlow's `tf.function` guide | 55 min |
 
 3 h 40 min in all for 00–08, for a learner who reads every cell, predicts and does each
 exercise; 09 is for after the course.

@@ -23,7 +23,9 @@ what to do about it. Every output is TensorFlow's own (TF 2.21).
 vs `tf.data`; collecting values in a graph loop with `tf.TensorArray`; tensors that leak out of
 a graph; Python that runs on every call (`tf.py_function`) and code lifted out of the graph
 (`tf.init_scope`); Python in `tf.cond`'s branches; debugging with `run_functions_eagerly`; a
-second Keras model in one `tf.function`."""),
+second Keras model in one `tf.function`; Keras `predict`'s own function; custom objects as
+`tf.experimental.ExtensionType`s; which graph serves a call when several match; diagnosing with
+TensorFlow alone."""),
         setup(),
         md("""## Nested `tf.function`s
 
@@ -62,6 +64,36 @@ with tf.GradientTape() as tape:
     tape.watch(x)
     y = outer(x)                  # x * x + 1
 print("dy/dx at 3:", tape.gradient(y, x).numpy(), "| outer's tracing count:", outer.experimental_get_tracing_count())"""),
+        md("""### Keeping retraces cheap
+
+When a function must retrace — here `scale` is a Python float, so every new value is a new
+trace of `step` (lesson 03) — the heavy part can live in a nested `tf.function` whose arguments
+are tensors. **Predict:** after `step` with `scale = 1.0, 2.0, 3.0`, how many times has
+`heavy` been traced?"""),
+        code("""\
+@tf.function
+def heavy(x):
+    for _ in range(20):                # unrolled: 20 matmuls in this function's graph
+        x = tf.tanh(x @ x)
+    return x
+
+@tf.function
+def step(x, scale):
+    return heavy(x) * scale"""),
+        guess("cheap_guess", "traces of heavy after step(x, 1.0), step(x, 2.0), step(x, 3.0)?", 1),
+        code("""\
+m = tf.eye(8)
+for scale in (1.0, 2.0, 3.0):
+    step(m, scale)
+heavy_traces = heavy.experimental_get_tracing_count()   # what this cell measured
+print("step:", step.experimental_get_tracing_count(), "| heavy:", heavy_traces)"""),
+        grade("cheap_guess", "heavy_traces", what="traces of heavy"),
+        md("""**Explain.** `step` traced three times, once per value of `scale`; `heavy` once. Each trace
+of `step` calls `heavy` with the same signature (an 8×8 float32 tensor), so `heavy`'s cache
+serves it: the 20 matmuls are traced one time, and each retrace of `step` costs only its own
+small graph with one call op. Passing `scale` as a tensor would avoid the retraces altogether;
+when you cannot (a Python value that must pick the code), keep what it does not change in a
+nested `tf.function`."""),
         md("""## Python iterators and generators vs `tf.data`
 
 A Python loop over a Python iterable — a list, a generator — runs **while tracing**: it is
@@ -307,6 +339,111 @@ except ValueError as error:            # shown here so that Run All goes on
 second = keras.Sequential([keras.layers.Dense(3)])
 second.build((None, 4))                # variables created now, eagerly
 print(predict(second, x4).shape, "| tracing count:", predict.experimental_get_tracing_count())"""),
+        md("""## Keras `predict`: its own `tf.function`
+
+`model.predict` runs a `tf.function` Keras makes for the model (`model.predict_function`).
+**Predict:** one model, `predict` on batches of 4, 5, 6, 7, 8 and 9 rows: how many traces of
+its `predict_function`?"""),
+        code("""\
+model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])"""),
+        guess("predict_guess", "traces of model.predict_function for 6 batch sizes?", 2),
+        code("""\
+for rows in (4, 5, 6, 7, 8, 9):
+    model.predict(np.ones((rows, 3), "float32"), verbose=0)
+predict_traces = model.predict_function.experimental_get_tracing_count()   # what this cell measured
+print("tracing count:", predict_traces)"""),
+        grade("predict_guess", "predict_traces", what="traces"),
+        md("""**Explain.** Keras makes its `predict_function` with `reduce_retracing=True` (Keras 3.15 on
+TF 2.21): the first batch size traces exactly, the second a graph with `None` rows that
+serves every later size. Each *new model* has its own `predict_function`, so fresh models in a
+loop trace once each — and since their functions share Keras's Python code, TF's warning
+counts them together, calls of earlier models included, and fires:"""),
+        code("""\
+for _ in range(6):
+    fresh = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    fresh.predict(np.ones((4, 3), "float32"), verbose=0)
+print("the last model's tracing count:", fresh.predict_function.experimental_get_tracing_count())"""),
+        md("""Make the model once and call `predict` on it; for one small batch, `model(x)` runs the
+model directly, without `predict`'s function."""),
+        md("""## Your own objects as arguments: `tf.experimental.ExtensionType`
+
+Lessons 02 and 06 passed ordinary Python objects: TF keys one by its identity, so a new object
+traces again and a changed attribute goes stale. TensorFlow's own answer for custom objects is
+its *tracing protocol*: a class tells TF how to key it by defining `__tf_tracing_type__`.
+`tf.experimental.ExtensionType` writes that method for you from the fields its class declares,
+with their types. **Predict:** how many traces for `apply_scaling` with `Scaling(1.0)`,
+`Scaling(2.0)` and `Scaling(3.0)`, three new objects with three values?"""),
+        code("""\
+class Scaling(tf.experimental.ExtensionType):
+    factor: tf.Tensor                  # a Python float passed in becomes a float32 tensor
+
+@tf.function
+def apply_scaling(x, scaling):
+    return x * scaling.factor"""),
+        guess("extension_guess", "traces of apply_scaling for Scaling(1.0), Scaling(2.0), Scaling(3.0)?", 1),
+        code("""\
+for value in (1.0, 2.0, 3.0):
+    print(apply_scaling(tf.ones([2]), Scaling(value)).numpy())
+extension_traces = apply_scaling.experimental_get_tracing_count()   # what this cell measured
+print("tracing count:", extension_traces)"""),
+        grade("extension_guess", "extension_traces", what="traces"),
+        md("""**Explain.** Each `Scaling` is a new object with a new value, yet TF sees the same key
+every time: a field declared `tf.Tensor` is keyed by its spec (dtype and shape), so this is a
+`Scaling` whose `factor` is a float32 scalar tensor. Declared `factor: float`, the same three
+calls trace three times (a Python value is keyed by value, lesson 03).
+"""),
+        md("""## Which graph serves a call when several match
+
+A graph traced for `TensorSpec([None])` serves a vector of any length, so a call can match more
+than one graph in the cache. Below, `which_shape` is first traced for a vector of 3, then for
+`None`; each graph returns the shape it was traced for. **Predict:** which shape does
+`which_shape(tf.ones([3]))` return now: `"(3,)"` or `"(None,)"`?"""),
+        code("""\
+@tf.function
+def which_shape(x):
+    return tf.constant(str(x.shape))   # the shape this graph was made for
+
+which_shape(tf.ones([3]))
+which_shape.get_concrete_function(tf.TensorSpec([None], tf.float32))"""),
+        guess("served_guess", "which_shape(tf.ones([3])) returns \"(3,)\" or \"(None,)\"?", "(3,)"),
+        code("""\
+served = which_shape(tf.ones([3])).numpy().decode()   # what this cell measured
+print(served, "|", which_shape(tf.ones([5])).numpy().decode())"""),
+        grade("served_guess", "served", what="the shape of the graph that served it"),
+        md("""**Explain.** Both graphs match a vector of 3; TF picks the **most specific**, the one for
+exactly `(3,)`. A vector of 5 matches only the `None` graph. The order matters: made the other
+way round (`None` first), `get_concrete_function(tf.TensorSpec([3]))` finds the general graph
+already serving it and traces nothing, so every length goes to the `None` graph.
+
+## Diagnosing without tfgraph_lab
+
+Where the tool is not installed, TensorFlow itself tells you three things:
+
+* `fn.experimental_get_tracing_count()`: how many times `fn` traced;
+* `fn.pretty_printed_concrete_signatures()`: one block per graph the cache keeps, each argument
+  with its spec or its Python value (`Literal[3]`) — the key that made it;
+* TF's warning, *"N out of the last M calls to … triggered tf.function retracing"* — and its
+  blind spot (lesson 03): traces 4 or more calls apart never warn.
+
+How big may one function's cache grow? **Predict:** after calls with `n = 0, 1, …, 29` (a
+Python int), how many graphs does `times_n` keep?"""),
+        code("""\
+@tf.function
+def times_n(x, n):
+    return x * n"""),
+        guess("kept_guess", "graphs times_n keeps after 30 calls with n = 0, 1, …, 29?", 30),
+        code("""\
+for n in range(30):
+    times_n(tf.constant(2.0), n)       # a Python int: its value is in the key
+signatures = times_n.pretty_printed_concrete_signatures()
+kept = signatures.count("Input Parameters:")   # what this cell measured: one block each
+print(signatures.split("\\n\\n")[-1])          # the last block
+print("graphs kept:", kept)"""),
+        grade("kept_guess", "kept", what="graphs kept"),
+        md("""**Explain.** Thirty values, thirty graphs, all kept: TF's cache has no limit, every graph
+stays as long as the function lives, and the signatures list and the memory grow with every new
+value (PyTorch's `torch.compile`, by contrast, stops recompiling a function after a set number
+of times). `n` as a tensor (`tf.constant(n)`) is one graph."""),
         *exercise("09-tensorarray", "Collect what a graph loop computes, for vectors of any length."),
         md("""## Recap
 
@@ -318,7 +455,14 @@ print(predict(second, x4).shape, "| tracing count:", predict.experimental_get_tr
 * `tf.py_function`: Python on every call (unknown shapes, not saved with the graph);
   `tf.init_scope()`: eagerly, once per trace.
 * `tf.cond` traces both branches; `run_functions_eagerly(True)` for debugging, then off again;
-  `model.build(input_shape)` before a second model's first call in a `tf.function`."""),
+  `model.build(input_shape)` before a second model's first call in a `tf.function`.
+* A nested `tf.function` for the heavy part: a retrace of its caller reuses its graph.
+* `model.predict` traces its own function (`reduce_retracing`: 2 for any batch sizes); a fresh
+  model traces again, and fresh models in a loop set off TF's warning.
+* Custom objects: a `tf.experimental.ExtensionType` with `tf.Tensor` fields is keyed by spec.
+* Several graphs match a call: the most specific serves it.
+* Without the tool: `experimental_get_tracing_count`, `pretty_printed_concrete_signatures`
+  (one block per graph kept; the cache has no limit) and TF's warning, with its blind spot."""),
     ]
 
 

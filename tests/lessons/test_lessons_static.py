@@ -170,6 +170,8 @@ GIVEAWAYS = {
     "iterator_guess": ["An iterator's signature is its", "one graph serves every batch"],
     "init_guess": ["and only then", "once per trace"],
     "cond_guess": ["traces both branches", "both are traced"],
+    "extension_guess": ["is keyed by its spec (dtype and shape)", "keyed by spec"],
+    "kept_guess": ["cache has no limit", "grows without bound", "all kept"],
 }
 
 

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from .. import __version__
+from ..explain import pages
 from ..hubcheck.command import add_workshop_parser
 from ..hubcheck.workshop import BINDER_BASE, MOVING_REFS, format_links, list_lessons, workshop_links
 from ..model.errors import TensorFlowMissingError, TfgraphLabError, UsageProblem, budget_message
@@ -71,6 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("paths", nargs="+", metavar="PATH", help="JSON files written by --json")
     add_flags(show, REPORT)
 
+    explain = sub.add_parser(
+        "explain",
+        help="print the page of a reason code (shape-changed, xla-constant-value, ...); no code: list them",
+        description="Print what a reason code means: what TensorFlow compares, an example that "
+        "retraces, every fix with its trade-off, what the tool cannot see.",
+    )
+    explain.add_argument("code", nargs="?", help="a reason code from a report (XLA codes: xla-CODE)")
+
     add_workshop_links_parser(sub)
     add_workshop_parser(sub)
     return parser
@@ -89,6 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command == "report":
         return _report(parser, args)
+    if args.command == "explain":
+        return _explain(args.code)
     handler = getattr(args, "handler", None)
     if handler is not None:
         return int(handler(args) or 0)
@@ -294,6 +305,25 @@ def _report(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except TfgraphLabError as exc:
         print(f"tfgraph-lab: {exc}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _explain(code: str | None) -> int:
+    """``tfgraph-lab explain [CODE]``: a reason's page, or every code with its summary."""
+    if code is None:
+        for name in pages.page_names():
+            print(f"{name:26} {pages.summary_line(name)}")
+        print("\ntfgraph-lab explain CODE prints its page; online: " + pages.DOCS_URL)
+        return 0
+    try:
+        text = pages.page_text(code)
+    except KeyError:
+        close = pages.close_matches(code)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        print(f"tfgraph-lab explain: no reason code {code!r}{hint} (tfgraph-lab explain lists them)", file=sys.stderr)
+        return 2
+    print(text.rstrip("\n"))
+    print(f"\n{pages.page_url(code)}")
     return 0
 
 

@@ -167,6 +167,7 @@ HIDDEN_IMPORTS = {
     "tfgraph_lab/keras/callback.py": "Keras 3 or tf_keras, whichever TensorFlow uses",
     "tfgraph_lab/keras/guard.py": "the traceback_utils module of the Keras the callback imported",
     "tfgraph_lab/faces/cli.py": "find_spec: is a -m module there, without importing it",
+    "tfgraph_lab/faces/env_switch.py": "TFGRAPH_LAB=watch: an import hook that starts the watch as tensorflow loads",
     "tfgraph_lab/hubcheck/workshop.py": "importlib.metadata: the installed version (no import)",
     "tfgraph_lab/hubcheck/learner.py": "code sent to a remote kernel as text",
     "tfgraph_lab/trial/state.py": "sys.modules: the user's TensorFlow, Keras and numpy, only if imported",

@@ -24,6 +24,7 @@ SMALL = {
     "import_cost.py": (["--runs", "2"], ["import tfgraph_lab"]),
     "live_overhead.py": (["--calls", "500", "--rounds", "1"], ["ratio"]),
     "explain_cost.py": ([], ["explanation", "cache hits"]),
+    "env_switch_cost.py": (["--runs", "2", "--lines", "100"], ["ratio", "per start-up"]),
 }
 
 

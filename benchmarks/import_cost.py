@@ -1,10 +1,14 @@
-"""Import cost: ``import tfgraph_lab`` without TensorFlow, and ``%load_ext tfgraph_lab`` with it.
+"""Import and start-up cost: ``import tfgraph_lab``, ``%load_ext tfgraph_lab``, ``tfgraph-lab run``.
 
 1. Fresh interpreters, alternated: ``python -c "import tfgraph_lab"`` against ``python -c "pass"``
    (medians over ``--runs`` each); the difference is what importing the package costs. Also
    checks that the import loaded neither TensorFlow nor IPython nor ipywidgets.
 2. In one fresh interpreter: ``import tensorflow``, then time ``%load_ext tfgraph_lab`` in an IPython
    ``InteractiveShell`` (and the first ``%%tracewatch`` cell, which installs the hooks).
+3. Start-up against its floors (issue 36.4), whole fresh processes alternated in rotating order:
+   ``python -c pass``, ``python -c "import tensorflow"``, an IPython ``InteractiveShell`` with
+   TensorFlow imported, the same shell after ``%load_ext tfgraph_lab``, and ``tfgraph-lab run`` on
+   an empty script; each printed as its median and its difference from (and ratio to) its floor.
 
 Budgets of issue 7: 50 ms and 0.3 s. Run: ``python benchmarks/import_cost.py [--runs 15]``.
 """
@@ -17,7 +21,9 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 IMPORT_BUDGET = 0.050
 LOAD_EXT_BUDGET = 0.3
@@ -41,10 +47,76 @@ print(json.dumps({"load_ext": load, "first_cell": cell, "plain_cell": plain}))
 """
 
 
+SHELL = (
+    "import tensorflow\n"
+    "from IPython.core.interactiveshell import InteractiveShell\n"
+    "ip = InteractiveShell.instance()\n"
+)
+
+
 def wall(code: str, env: dict[str, str]) -> float:
+    return wall_of([sys.executable, "-c", code], env)
+
+
+def wall_of(argv: list[str], env: dict[str, str]) -> float:
+    """Seconds of one fresh process from start to exit."""
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True)
+    subprocess.run(argv, check=True, env=env, capture_output=True)
     return time.perf_counter() - t0
+
+
+def alternated_walls(
+    commands: dict[str, list[str]], rounds: int, env: dict[str, str]
+) -> dict[str, list[float]]:
+    """Wall times of each command, ``2 × rounds`` runs each: every round runs them all in order
+    and then in reverse (A-B-B-A for two), so a drift of the machine hits each alike."""
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    names = list(commands)
+    for i in range(rounds):
+        order = names if i % 2 else names[::-1]
+        for name in [*order, *order[::-1]]:
+            walls[name].append(wall_of(commands[name], env))
+    return walls
+
+
+def startup_rows(rounds: int) -> None:
+    """Prints each start-up against its floor, medians of ``2 × rounds`` alternated processes."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
+    with tempfile.TemporaryDirectory() as tmp:
+        empty = Path(tmp) / "empty.py"
+        empty.write_text("", encoding="utf-8")
+        py = sys.executable
+        commands = {
+            "python -c pass": [py, "-c", "pass"],
+            "import tfgraph_lab": [py, "-c", "import tfgraph_lab"],
+            "import tensorflow": [py, "-c", "import tensorflow"],
+            "IPython shell + tensorflow": [py, "-c", SHELL],
+            "+ %load_ext tfgraph_lab": [py, "-c", SHELL + 'ip.run_line_magic("load_ext", "tfgraph_lab")'],
+            "tfgraph-lab run empty.py": [py, "-m", "tfgraph_lab", "run", str(empty)],
+        }
+        for argv in commands.values():
+            wall_of(argv, env)  # untimed: warms the file cache
+        walls = alternated_walls(commands, rounds, env)
+    median = {name: statistics.median(times) for name, times in walls.items()}
+    floors = {
+        "import tfgraph_lab": "python -c pass",
+        "import tensorflow": "python -c pass",
+        "IPython shell + tensorflow": "import tensorflow",
+        "+ %load_ext tfgraph_lab": "IPython shell + tensorflow",
+        "tfgraph-lab run empty.py": "import tensorflow",
+    }
+    print(f"start-up, whole processes (medians of {2 * rounds} alternated runs each):")
+    for name in walls:
+        line = f"  {name:<28} {median[name] * 1e3:7.0f} ms"
+        if name in floors:
+            floor = floors[name]
+            extra = median[name] - median[floor]
+            line += f"  {extra * 1e3:+6.0f} ms ({median[name] / median[floor]:.3f}×) over {floor!r}"
+        print(line)
+    extra = median["tfgraph-lab run empty.py"] - median["python -c pass"]
+    print(
+        f"  tfgraph-lab run empty.py over python -c pass: {extra * 1e3:+.0f} ms (TensorFlow's import included)"
+    )
 
 
 def main() -> None:
@@ -88,6 +160,7 @@ def main() -> None:
         f"first %%tracewatch cell {cell * 1e3:7.1f} ms vs the same cell unwatched {plain * 1e3:6.1f} ms "
         f"(ratio {cell / plain:.1f}×; includes the first hook install)"
     )
+    startup_rows(max(1, args.runs // 3))
 
 
 if __name__ == "__main__":

@@ -21,10 +21,24 @@ SMALL = {
     "overhead.py": (["--rounds", "2", "--calls", "5"], ["ratio", "around a no-op"]),
     "memory.py": (["--calls", "2000", "--every", "1000", "--baseline", "1000"], ["watched"]),
     "render.py": (["--events", "2000", "--repeats", "1"], ["html"]),
-    "import_cost.py": (["--runs", "2"], ["import tfgraph_lab"]),
+    "import_cost.py": (["--runs", "2"], ["import tfgraph_lab", "tfgraph-lab run empty.py"]),
     "live_overhead.py": (["--calls", "500", "--rounds", "1"], ["ratio"]),
     "explain_cost.py": ([], ["explanation", "cache hits"]),
     "env_switch_cost.py": (["--runs", "2", "--lines", "100"], ["ratio", "per start-up"]),
+    "retracing.py": (
+        ["--quick"],
+        [
+            "retrace on a Python float",
+            "retrace on a shape",
+            "new tf.function per call",
+            "keras fit + short batch + recompile",
+            "tfgraph-lab run script",
+            "the watch itself",
+            "over 'import tensorflow'",
+            "+ %load_ext tfgraph_lab",
+            "tfgraph-lab run empty.py",
+        ],
+    ),
 }
 
 

@@ -162,3 +162,21 @@ def test_keras_importing_tensorflow_is_watched_too(site_dir: Path, tmp_path: Pat
     names = [f"{f['qualname']} {f.get('label') or ''}" for f in report["functions"] if f["traces"]]
     assert any("fit · train step" in name for name in names), names
     assert "fit · train step retraced (shape-changed" in proc.stderr
+
+
+@pytest.mark.slow
+def test_tfgraph_lab_run_with_the_switch_set_watches_once_and_ends(site_dir: Path, tmp_path: Path) -> None:
+    # `TFGRAPH_LAB=watch tfgraph-lab run train.py` hung (two watches in one process: the switch's
+    # and run's); run's own watch is the one, the switch stands down in the tool's own process.
+    script = tmp_path / "train.py"
+    script.write_text("import json\n" + TRAIN)
+    done = run(
+        site_dir,
+        f"from tfgraph_lab.faces.cli import main\nraise SystemExit(main(['run', {str(script)!r}]))\n",
+        {"TFGRAPH_LAB": "watch", "STEPS": "3"},
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    counts = json.loads(done.stdout.strip().splitlines()[-1])
+    assert counts["tf_count"] == 3
+    assert done.stderr.count("tracewatch ·") == 1, done.stderr[-3000:]  # one report, run's

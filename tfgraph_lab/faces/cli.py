@@ -29,6 +29,7 @@ from ..hubcheck.workshop import BINDER_BASE, MOVING_REFS, format_links, list_les
 from ..model.errors import TensorFlowMissingError, TfgraphLabError, UsageProblem, budget_message
 from ..model.places import script_traceback
 from .args import DEMO, EXIT_BUDGET, REPORT, RUN, add_flags, view_options, watch_options
+from .env_switch import stand_down
 
 __all__ = ["EXIT_BUDGET", "add_workshop_links_parser", "build_parser", "main"]
 
@@ -86,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    stand_down()  # TFGRAPH_LAB=watch: this tool's own watch is the one (env_switch.py)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

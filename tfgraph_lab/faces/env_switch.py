@@ -31,7 +31,7 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import Any
 
-__all__ = ["MODES", "install", "json_path"]
+__all__ = ["MODES", "install", "json_path", "stand_down"]
 
 VARIABLE = "TFGRAPH_LAB"
 JSON_VARIABLE = "TFGRAPH_LAB_JSON"
@@ -61,6 +61,22 @@ def install(mode: str | None = None) -> bool:
     else:
         sys.meta_path.insert(0, _WhenTensorFlowLoads(mode))
     return True
+
+
+def stand_down() -> None:
+    """No watch from the switch in this process: the front end about to start (``tfgraph-lab``)
+    watches on its own. Two watches in one process — the switch's, started by TensorFlow's import
+    inside ``tfgraph-lab run``, and run's — hung ``TFGRAPH_LAB=watch tfgraph-lab run script.py``.
+    The environment is left as it is: processes the script starts still see the switch."""
+    for finder in [f for f in sys.meta_path if isinstance(f, _WhenTensorFlowLoads)]:
+        sys.meta_path.remove(finder)
+    while _started:
+        recorder = _started.pop()
+        atexit.unregister(_finish)
+        try:
+            recorder.stop()
+        except Exception:
+            pass
 
 
 class _WhenTensorFlowLoads(MetaPathFinder):

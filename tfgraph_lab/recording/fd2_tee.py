@@ -1,210 +1,248 @@
-"""File descriptor 2 read while it is written: every line handed to a callback, the kept ones
-written on to the real stderr.
+"""File descriptor 2 read while it is written, by a relay process that writes every byte on to
+the real stderr as it arrives (:mod:`tfgraph_lab.recording.fd2_relay`); this side makes fd 2 the
+relay's pipe, and asks the relay what it read of TensorFlow's log.
 
-A thread of this process cannot be the reader alone: it needs the GIL to return from each read,
-and a C-level write to fd 2 made while the GIL is held (a C++ log burst from code that does not
-release it) blocks once the pipe is full — the writer waits for the reader, the reader for the
-writer's GIL, for ever. Measured (CPython 3.11, Linux): one 1.1 MB ``write`` through
-``ctypes.PyDLL`` into the 1 MiB pipe (``F_SETPIPE_SZ``) hung the process; 1.0 MB did not.
+The relay is its own process, so nothing the watched process does can lose a byte of its
+stderr: its last line before ``os._exit``, faulthandler's report of a segfault and a C message
+before ``abort()`` are in the pipe, and the relay writes them on after the process is gone; a
+child process that inherited fd 2 keeps the relay going after the script ended, until it closes
+fd 2 (as it would keep the real stderr). The relay needs no GIL of this process, so a C-level
+write of megabytes made with the GIL held never waits for it (a reader thread here hung for good
+on one 1.1 MB write through ``ctypes.PyDLL`` into a 1 MiB pipe, CPython 3.11). It holds only the
+line it is reading (bounded), never a copy of the stream.
 
-So, where ``cat`` exists, fd 2 is a pipe read by a ``cat`` process into an unlinked temporary
-file: ``cat`` needs no GIL and a file never blocks its writer, and the thread here reads the
-file (``pread``) behind it. A child process that inherited fd 2 keeps ``cat`` (and this thread)
-going after the watch until it closes fd 2, as the pipe alone did. Without ``cat`` (Windows),
-the thread reads the pipe itself, as before. No TensorFlow import here.
+When fd 1 and fd 2 are one file or pipe (``2>&1``, not a terminal), fd 1 goes into the same
+pipe: the bytes keep the order of the writes that made them, as they would unwatched.
+
+To know what the relay has read so far, :meth:`Fd2Tee.sync` writes a marker to fd 2 (one write,
+shorter than ``PIPE_BUF``: never split by another writer) and waits for the relay's answer on a
+second pipe: what it took from TensorFlow's log before the marker. The relay never shows the
+marker. POSIX only (elsewhere fd 2 is left alone and XLA counts stay modelled). No TensorFlow
+import here.
 """
 
 from __future__ import annotations
 
+import atexit
+import json
 import os
-import re
-import shutil
+import select
+import stat
 import subprocess
 import sys
-import tempfile
-import threading
-import time
-from collections.abc import Callable
+import warnings
+from pathlib import Path
+from typing import Any
 
-__all__ = ["Fd2Tee", "pending_bytes", "write_all"]
+__all__ = ["MARK", "Fd2Tee", "marker", "write_all"]
 
-_SEGMENT = re.compile(rb"([^\r\n]*)(?:\r\n|\r|\n)")
-_PIPE_SIZE = 1 << 20  # Linux's default pipe-max-size: room for a burst while the reader catches up
-_POLL = (0.001, 0.05)  # the file is read again after this long when idle: from 1 ms, doubling to 50
+MARK = b"\x00tfgraph_lab-fd2:"  # a marker: MARK + token + b":" + number [+ b"-"] + b"\x00"
+_PIPE_SIZE = 1 << 20  # Linux's default pipe-max-size: room for a burst while the relay writes
+_ANSWER_WAIT = 30.0  # seconds for the relay's answer (it waits only for its own writes)
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def marker(token: bytes, number: int, recording: bool = True) -> bytes:
+    """The marker of sync ``number``; ``-`` after it: record nothing until the next marker."""
+    return MARK + token + b":" + str(number).encode() + (b"" if recording else b"-") + b"\x00"
 
 
 class Fd2Tee:
-    """fd 2 made a pipe; ``keep(line, seen, dropping) -> (keep, dropping)`` judges each line
-    (``seen``: when it was read); ``partial(rest)`` whether an unterminated rest goes on at once."""
+    """fd 2 made the pipe of a relay process; ``judge`` (``hide``, ``user_level``) tells the
+    relay which of TensorFlow's lines to keep off the real stderr (see ``xla_log.LineJudge``)."""
 
-    def __init__(
-        self,
-        keep: Callable[[bytes, float, bool], tuple[bool, bool]],
-        partial: Callable[[bytes], bool],
-    ) -> None:
-        self.keep = keep
-        self.partial = partial
-        self.saved = -1  # the real stderr
-        self.read_end = -1  # the pipe's read end (kept to ask how much is waiting in it)
-        self.file = -1  # cat's temporary file, or -1: the thread reads the pipe
-        self.offset = 0
-        self.cat: subprocess.Popen[bytes] | None = None
-        self.thread: threading.Thread | None = None
-        self.done = threading.Event()
-        self.busy = False  # the pump holds a chunk it has read but not yet handed on
+    def __init__(self, hide: bool, user_level: int, recording: bool = True) -> None:
+        self.hide = hide
+        self.user_level = user_level
+        self.recording = recording  # the relay keeps TF's compile lines for the next answer
+        self.saved = -1  # the real stderr (the relay writes to its own copy)
+        self.saved_out = -1  # the real stdout, when fd 1 went into the pipe too
+        self.answers = -1  # the relay's answers
+        self.relay: subprocess.Popen[bytes] | None = None
+        self.token = os.urandom(8).hex().encode()
+        self.pid = os.getpid()
+        self._asked = 0
+        self._unread = b""
+        self._pipe: tuple[int, int] | None = None  # the pipe's identity (st_dev, st_ino)
 
     def start(self) -> bool:
-        try:
-            sys.stderr.flush()
-            self.saved = os.dup(2)
-            read_end, write_end = os.pipe()
-        except (OSError, ValueError, AttributeError):
+        if os.name != "posix":
             return False
         try:
-            import fcntl
-
-            fcntl.fcntl(write_end, 1031, _PIPE_SIZE)  # F_SETPIPE_SZ (Linux); elsewhere 64 KiB
-        except (ImportError, OSError, AttributeError):
-            pass
-        self.read_end = read_end
-        self._start_cat()
-        os.dup2(write_end, 2)
-        os.close(write_end)
-        self.thread = threading.Thread(target=self._pump, name="tfgraph_lab-fd2", daemon=True)
-        self.thread.start()
-        return True
-
-    def _start_cat(self) -> None:
-        cat = shutil.which("cat") if os.name == "posix" else None
-        if cat is None:
-            return
+            self.saved = os.dup(2)
+        except OSError:
+            return False
+        joined = _same_file(1, 2)
         try:
-            with tempfile.TemporaryFile(prefix="tfgraph_lab-fd2-") as tmp:
-                self.file = os.dup(tmp.fileno())  # unlinked: gone with its last descriptor
-            self.cat = subprocess.Popen(
-                [cat], stdin=self.read_end, stdout=self.file, stderr=self.saved, close_fds=True
+            read_end, write_end = _packet_pipe()
+            answers, answer_end = os.pipe()
+        except OSError:
+            os.close(self.saved)
+            return False
+        _widen(write_end)
+        self._pipe = _identity(write_end)
+        code = f"import sys; sys.path.insert(0, {_PACKAGE_ROOT!r}); from tfgraph_lab.recording.fd2_relay import main; main()"
+        try:
+            # -S: no site-packages to scan; a session of its own: a terminal's Ctrl-C is for the script
+            self.relay = subprocess.Popen(
+                [sys.executable, "-S", "-c", code, self.token.decode(), *self._judge()],
+                stdin=read_end,
+                stdout=answer_end,
+                stderr=self.saved,
+                close_fds=True,
+                start_new_session=True,
             )
         except OSError:
-            if self.file >= 0:
-                os.close(self.file)
-            self.file, self.cat = -1, None
+            for fd in (read_end, write_end, answers, answer_end, self.saved):
+                os.close(fd)
+            self.saved = -1
+            return False
+        os.close(read_end)
+        os.close(answer_end)
+        self.answers = answers
+        if joined:
+            self.saved_out = os.dup(1)
+            os.dup2(write_end, 1)
+        os.dup2(write_end, 2)
+        os.close(write_end)
+        return True
 
-    def flush(self) -> None:
-        """Wait (briefly) until everything written to fd 2 so far has been read."""
-        try:
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            return
-        deadline = time.monotonic() + 0.5
-        for _ in range(2):  # twice: a chunk between the pipe and the pump is in neither
-            while time.monotonic() < deadline and (
-                self.busy or pending_bytes(self.read_end) > 0 or self._unread() > 0
-            ):
-                time.sleep(0.002)
-            time.sleep(0.003)
+    def _judge(self) -> list[str]:
+        return [str(int(self.hide)), str(self.user_level), str(int(self.recording))]
 
-    def _unread(self) -> int:
-        if self.file < 0:
-            return 0
+    def sync(self, recording: bool = True) -> dict[str, Any] | None:
+        """What the relay took from TensorFlow's log since the last sync, once it has written on
+        everything written to fd 2 before this call; None when it cannot say. After it, the relay
+        keeps TF's compile lines for the next answer only when ``recording``."""
+        if self.answers < 0 or os.getpid() != self.pid:  # a forked child: the answers are the parent's
+            return None
+        if not self._ours(2):  # the script closed fd 2, or pointed it elsewhere: no marker there
+            return None
+        self._asked += 1
+        number = self._asked
         try:
-            return os.fstat(self.file).st_size - self.offset
+            write_all(2, marker(self.token, number, recording), strict=True)
         except OSError:
-            return 0
-
-    def stop(self) -> None:
-        try:
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            pass
-        os.dup2(self.saved, 2)  # the pipe's last write end closes: the reader reads to its end
-        if self.cat is not None:
-            fd, self.read_end = self.read_end, -1
-            os.close(fd)  # cat's own copy reads on
-        if self.thread is not None:
-            self.thread.join(timeout=2.0)  # a child process still holding the pipe: left running
-        if self.done.is_set():
-            os.close(self.saved)
-
-    def _chunks(self) -> bytes:
-        """The next bytes written to fd 2; b"" once every writer has closed it."""
-        if self.cat is None:
-            while True:
-                try:
-                    return os.read(self.read_end, 65536)
-                except InterruptedError:
-                    continue
-        pause = _POLL[0]
+            return None
         while True:
-            chunk = os.pread(self.file, 1 << 20, self.offset)
-            if chunk:
-                self.offset += len(chunk)
-                return chunk
-            if self.cat.poll() is not None:  # cat saw the pipe's end and wrote everything
-                chunk = os.pread(self.file, 1 << 20, self.offset)
-                self.offset += len(chunk)
-                return chunk
-            time.sleep(pause)
-            pause = min(pause * 2, _POLL[1])
+            line = self._answer()
+            if line is None:
+                return None
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                continue
+            if answer.get("sync") == number:
+                return dict(answer)
 
-    def _pump(self) -> None:
-        pending = b""
-        try:
-            while True:
-                chunk = self._chunks()
-                if not chunk:
-                    break
-                self.busy = True
-                seen = time.time()
-                data = pending + chunk
-                # lines and progress bars' "\r" pieces, up to the last line end: a long piece
-                # without one is not searched again at every chunk (quadratic in its length)
-                cut = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
-                out = []
-                dropping = False  # a C++ message and its continuation lines come in one write
-                for match in _SEGMENT.finditer(data, 0, cut):
-                    keep, dropping = self.keep(match.group(1), seen, dropping)
-                    if keep:
-                        out.append(match.group(0))
-                pending = data[cut:]
-                if pending and self.partial(pending):
-                    out.append(pending)  # a partial line (a progress bar): on at once
-                    pending = b""
-                write_all(self.saved, b"".join(out))
-                self.busy = False
-            if pending:
-                write_all(self.saved, pending)
-        finally:
-            if self.cat is None:
-                os.close(self.read_end)
-            if self.file >= 0:
-                os.close(self.file)
-            if self.cat is not None:
-                self.cat.wait()
-            self.done.set()
+    def _answer(self) -> bytes | None:
+        while b"\n" not in self._unread:
+            try:
+                ready, _, _ = select.select([self.answers], [], [], _ANSWER_WAIT)
+                chunk = os.read(self.answers, 65536) if ready else b""
+            except InterruptedError:
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                return None
+            self._unread += chunk
+        line, _, self._unread = self._unread.partition(b"\n")
+        return line
+
+    def stop(self) -> dict[str, Any] | None:
+        """The last answer; fd 2 (and fd 1) are the real ones again. The relay goes on until
+        every other holder of the pipe (a child process) has closed it."""
+        last = self.sync()
+        if self.saved_out >= 0:
+            if self._ours(1):
+                os.dup2(self.saved_out, 1)
+            os.close(self.saved_out)
+            self.saved_out = -1
+        if self._ours(2) or not _open(2):  # fd 2 the script pointed elsewhere stays so
+            os.dup2(self.saved, 2)  # this process's write end closes
+        os.close(self.saved)
+        self.saved = -1
+        if self.answers >= 0:
+            os.close(self.answers)
+            self.answers = -1
+        if self.relay is not None and self.relay.poll() is None and os.getpid() == self.pid:
+            _STILL_RELAYING[:] = [p for p in _STILL_RELAYING if p.poll() is None] + [self.relay]
+        return last
+
+    def _ours(self, fd: int) -> bool:
+        return self._pipe is not None and _identity(fd) == self._pipe
 
 
-def pending_bytes(fd: int) -> int:
-    """Bytes waiting in the pipe (Linux FIONREAD); 0 where it cannot be asked."""
-    if fd < 0:
-        return 0
+_STILL_RELAYING: list[subprocess.Popen[bytes]] = []  # relays a child process keeps going
+
+
+@atexit.register
+def _outlived() -> None:
+    """A relay still writing a child's stderr outlives this process on purpose (then its parent
+    is init, which reaps it): not the "still running" ResourceWarning of a forgotten Popen."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        _STILL_RELAYING.clear()
+
+
+def _identity(fd: int) -> tuple[int, int] | None:
     try:
-        import array
+        info = os.fstat(fd)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def _open(fd: int) -> bool:
+    return _identity(fd) is not None
+
+
+def _same_file(a: int, b: int) -> bool:
+    """fd ``a`` and fd ``b`` are one pipe, socket or file, and not a terminal."""
+    try:
+        first, second = os.fstat(a), os.fstat(b)
+        if os.isatty(a) or os.isatty(b):
+            return False
+    except OSError:
+        return False
+    if stat.S_ISCHR(first.st_mode):
+        return False  # /dev/null and the like: no order to keep
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
+def _packet_pipe() -> tuple[int, int]:
+    """A pipe whose reads return one write each (Linux's packet mode, ``O_DIRECT``; writes over
+    ``PIPE_BUF`` come as several): the relay then tells a C++ message's continuation lines
+    (one write) from the next write's lines, which a plain pipe joins when the relay lags.
+    Elsewhere a plain pipe."""
+    direct = getattr(os, "O_DIRECT", 0)
+    if direct and hasattr(os, "pipe2"):
+        try:
+            return os.pipe2(direct)
+        except OSError:
+            pass
+    return os.pipe()
+
+
+def _widen(fd: int) -> None:
+    try:
         import fcntl
-        import termios
 
-        buf = array.array("i", [0])
-        fcntl.ioctl(fd, termios.FIONREAD, buf, True)
-        return int(buf[0])
-    except (ImportError, OSError, ValueError):
-        return 0
+        fcntl.fcntl(fd, 1031, _PIPE_SIZE)  # F_SETPIPE_SZ (Linux); elsewhere 64 KiB
+    except (ImportError, OSError, AttributeError):
+        pass
 
 
-def write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes, strict: bool = False) -> None:
+    """Write all of ``data``; an error ends the write quietly unless ``strict``."""
     while data:
         try:
             written = os.write(fd, data)
         except InterruptedError:
             continue
         except OSError:
+            if strict:
+                raise
             return
         data = data[written:]

@@ -10,13 +10,15 @@ and the switch is read once, when TensorFlow's C++ library loads: ``TF_CPP_VMODU
 
 * :meth:`XlaLog.prepare` asks for the log through the environment, *before* TensorFlow is imported
   (``tfgraph-lab run`` calls it; ``%load_ext tfgraph_lab`` calls :meth:`XlaLog.hold`, which also
-  keeps fd 2 read until the extension is unloaded); it also notices a user who set
+  keeps fd 2 read until the extension is unloaded, since the lines the switches let through would
+  show outside the cells' watches too); it also notices a user who set
   ``TF_CPP_VMODULE=device_compiler=2`` themselves;
-* while a watch runs, file descriptor 2 is read (:class:`tfgraph_lab.recording.fd2_tee.Fd2Tee`): the compile
-  lines are taken with their time, everything else is written on to the real stderr unchanged,
-  except what the user's own ``TF_CPP_MIN_LOG_LEVEL`` would have hidden when :meth:`prepare`
-  lowered it (TF's INFO lines), and, when the user did not ask for them, the ``device_compiler``
-  lines themselves.
+* while a watch runs, file descriptor 2 is the pipe of a relay process
+  (:class:`tfgraph_lab.recording.fd2_tee.Fd2Tee`, :mod:`tfgraph_lab.recording.fd2_relay`): it
+  writes everything on to the real stderr as it arrives, except what the user's own
+  ``TF_CPP_MIN_LOG_LEVEL`` would have hidden when :meth:`prepare` lowered it (TF's INFO lines)
+  and, when the user did not ask for them, the ``device_compiler`` lines themselves; it takes the
+  compile lines with their time (:class:`LineJudge`) and hands them over when a watch asks.
 
 The log proves itself: a watch whose log shows no ``device_compiler`` line although XLA ran is
 not read (TensorFlow was imported before the switch), and the count stays modelled. Plain
@@ -31,6 +33,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from .fd2_tee import Fd2Tee, write_all
 
@@ -75,7 +78,7 @@ class XlaLog:
         self._users = 0
         self.compiles: list[tuple[float, str]] = []
         self.launches = 0
-        self._held: tuple[int, int] | None = None
+        self._held = False  # the extension reads fd 2 from its load to its unload
 
     def prepare(self, environ: dict[str, str] | None = None) -> bool:
         """Ask TensorFlow for its compile log through the environment; True when it will be on.
@@ -97,17 +100,31 @@ class XlaLog:
 
     def hold(self) -> bool:
         """:meth:`prepare`, and read fd 2 from now until :meth:`release` (the notebook
-        extension: outside ``%%tracewatch`` cells too, TF's lines the switches let through are
-        kept off the user's stderr). Only before TensorFlow is imported; True when holding."""
-        if "tensorflow" in sys.modules or self._held is not None or not self.prepare():
-            return self._held is not None
-        self._held = self.open()
-        return self._held is not None
+        extension: outside ``%%tracewatch`` cells too, the TF lines the switches let through
+        are kept off the user's stderr; between watches the relay records nothing, so memory
+        stays bounded). Only before TensorFlow is imported; True when holding."""
+        if "tensorflow" in sys.modules or self._held or not self.prepare():
+            return self._held
+        with self._lock:
+            if self._tee is None:
+                tee = Fd2Tee(self.hide, self.user_level, recording=False)
+                if not tee.start():
+                    return False
+                self._tee = tee
+            self._held = True
+        return True
 
     def release(self) -> None:
-        mark, self._held = self._held, None
-        if mark is not None:
-            self.close(mark)
+        with self._lock:
+            if not self._held:
+                return
+            self._held = False
+            tee = self._tee
+            if tee is not None and self._users <= 0:
+                self._tee = None
+                tee.stop()
+                self.compiles.clear()
+                self.launches = 0
 
     def notice(self, env: os._Environ[str] | dict[str, str]) -> bool:
         """The user's own switches (read at the first watch): the log is requested when they ask
@@ -126,17 +143,19 @@ class XlaLog:
             return None
         with self._lock:
             if self._tee is None:
-                tee = Fd2Tee(self._keep, lambda rest: _LOG_START.match(rest) is None)
+                tee = Fd2Tee(self.hide, self.user_level)
                 if not tee.start():
                     return None
                 self._tee = tee
+            else:  # what the relay read before this watch is not the watch's
+                self._take(self._tee.sync(recording=True))
             self._users += 1
             return (len(self.compiles), self.launches)
 
     def write_past_tee(self, data: bytes) -> bool:
-        """Write ``data`` straight to the real stderr while fd 2 is the tee's pipe (False when
-        no tee runs): a line that must be out at once — a live-log retrace line of a job that may
-        be SIGKILLed next — must not wait in the pipe for the pump thread."""
+        """Write ``data`` straight to the real stderr while fd 2 is the relay's pipe (False when
+        no relay runs): a line that must be out at once — a live-log retrace line of a job that
+        may be SIGKILLed next — must not wait in the pipe for the relay."""
         tee = self._tee
         if tee is None or tee.saved < 0:
             return False
@@ -148,43 +167,74 @@ class XlaLog:
 
     def window(self, mark: tuple[int, int]) -> LogWindow:
         """What was logged since ``mark`` (a snapshot; reading goes on)."""
-        if self._tee is not None:
-            self._tee.flush()
         with self._lock:
+            if self._tee is not None:
+                self._take(self._tee.sync())
             return LogWindow(list(self.compiles[mark[0] :]), self.launches - mark[1], self.proven)
 
     def close(self, mark: tuple[int, int]) -> LogWindow:
-        """A watch ends: its window; fd 2 is the real stderr again once no watch reads it."""
-        window = self.window(mark)
+        """A watch ends: its window; fd 2 is the real stderr again once no watch reads it (and
+        the extension does not hold it)."""
         with self._lock:
             self._users -= 1
-            tee = self._tee if self._users <= 0 else None
-            if tee is not None:
+            tee = self._tee
+            if tee is not None and self._users <= 0 and not self._held:
                 self._tee = None
                 self._users = 0
-        if tee is not None:
-            tee.stop()
-            with self._lock:
-                window = LogWindow(list(self.compiles[mark[0] :]), self.launches - mark[1], self.proven)
+                self._take(tee.stop())
+            elif tee is not None:
+                self._take(tee.sync(recording=self._users > 0))
+            window = LogWindow(list(self.compiles[mark[0] :]), self.launches - mark[1], self.proven)
+            if self._users <= 0:
                 self.compiles.clear()
                 self.launches = 0
         return window
+
+    def _take(self, answer: dict[str, Any] | None) -> None:
+        """The relay's answer: the compile lines it read, with their wall-clock times."""
+        if not answer:
+            return
+        offset = time.time() - time.perf_counter()
+        for wall, name in answer.get("compiles", ()):
+            self.compiles.append((float(wall) - offset, str(name)))
+        self.launches += int(answer.get("launches", 0))
+        self.proven = self.proven or bool(answer.get("proven"))
+
+
+class LineJudge:
+    """The relay's judge of each line of fd 2 (:mod:`tfgraph_lab.recording.fd2_relay`): records
+    TF's compile lines (``compiles``: wall-clock time, name), and keeps off the real stderr what
+    the user's ``TF_CPP_MIN_LOG_LEVEL`` would have hidden (``user_level``, when :meth:`XlaLog.prepare`
+    lowered it) and, when the user did not ask for them (``hide``), the ``device_compiler`` lines."""
+
+    def __init__(self, hide: bool, user_level: int, recording: bool = True) -> None:
+        self.hide = hide
+        self.user_level = user_level
+        self.recording = recording  # False between watches: compile lines are judged, not kept
+        self.compiles: list[tuple[float, str]] = []
+        self.launches = 0
+        self.proven = False
+
+    def partial(self, rest: bytes) -> bool:
+        """Whether an unfinished line goes on at once: anything but the start of a C++ log line
+        (written in one piece: its end comes in the same write)."""
+        return _LOG_START.match(rest) is None
 
     def _took(self, line: bytes, seen: float) -> bool:
         """One line of fd 2: record it if it is a compile line; True to pass it on."""
         if _DEVICE_COMPILER.search(line) is not None and _ONCE.search(line) is None:
             match = _COMPILED.search(line)
-            with self._lock:
-                self.launches += 1
-                self.proven = True
-                if match is not None:
-                    when = _logged_at(line, seen)
-                    self.compiles.append((when, match.group(1).decode("utf-8", "replace")))
+            self.proven = True
+            if not self.recording:
+                return not self.hide
+            self.launches += 1
+            if match is not None:
+                self.compiles.append((_logged_at(line, seen), match.group(1).decode("utf-8", "replace")))
             return not self.hide
         return True
 
-    def _keep(self, line: bytes, seen: float, dropping: bool) -> tuple[bool, bool]:
-        """One line of fd 2 (the tee's judge): (pass it on, drop its continuation lines)."""
+    def keep(self, line: bytes, seen: float, dropping: bool) -> tuple[bool, bool]:
+        """One line of fd 2 (``seen``: when it was read): (pass it on, drop its continuation lines)."""
         match = _ABSL.match(line) or _TSL.match(line)
         if match is None:
             if self.user_level and line == _ABSL_PREAMBLE:
@@ -213,9 +263,8 @@ def compile_name_parts(name: str) -> tuple[str, str]:
 
 
 def _logged_at(line: bytes, seen: float) -> float:
-    """The ``perf_counter`` time a log line was written, from its own timestamp (µs), else
-    from when it was read."""
-    offset = time.time() - time.perf_counter()
+    """The wall-clock time a log line was written, from its own timestamp (µs), else from when
+    it was read (``seen``)."""
     wall = seen
     match = _ABSL.match(line)
     try:
@@ -237,7 +286,7 @@ def _logged_at(line: bytes, seen: float) -> float:
         wall = seen
     if abs(wall - seen) > 60:  # a clock or format we misread: the read time is near enough
         wall = seen
-    return wall - offset
+    return wall
 
 
 def _vlog_level(vmodule: str) -> int:

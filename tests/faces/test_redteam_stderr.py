@@ -1,0 +1,203 @@
+"""Red team, stderr (issue 33.3): under ``tfgraph-lab run`` and after ``%load_ext tfgraph_lab``
+the user's stderr is what plain ``python`` gives — every byte, in order, crashes included. Each
+case runs the same script both ways in a subprocess and compares the bytes (``run -q``: the
+tool adds nothing when nothing retraced). Every case failed before the stderr relay."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import tfgraph_lab
+
+pytestmark = pytest.mark.skipif(
+    os.name != "posix", reason="the relay is POSIX only (fd 2 is left alone elsewhere)"
+)
+
+_ROOT = str(Path(tfgraph_lab.__file__).resolve().parent.parent)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def _both(tmp_path: Path, body: str, joined: bool = False) -> tuple[subprocess.CompletedProcess[bytes], ...]:
+    """The script run by plain python, then by ``tfgraph-lab run -q``; ``joined``: stderr into
+    stdout's pipe (``2>&1``)."""
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(body))
+    err = subprocess.STDOUT if joined else subprocess.PIPE
+    runs = []
+    for args in ([str(script)], ["-m", "tfgraph_lab", "run", "-q", str(script)]):
+        runs.append(
+            subprocess.run(
+                [sys.executable, *args],
+                stdout=subprocess.PIPE,
+                stderr=err,
+                cwd=tmp_path,
+                env=_env(),
+                timeout=300,
+            )
+        )
+    return tuple(runs)
+
+
+def _same(plain: subprocess.CompletedProcess[bytes], watched: subprocess.CompletedProcess[bytes]) -> None:
+    assert (watched.returncode, watched.stdout, watched.stderr) == (
+        plain.returncode,
+        plain.stdout,
+        plain.stderr,
+    )
+
+
+@pytest.mark.slow
+def test_the_last_line_before_os_exit(tmp_path: Path) -> None:
+    plain, watched = _both(
+        tmp_path,
+        """
+        import os, sys
+        sys.stderr.write("the last line\\n")
+        os.write(2, b"and one written to fd 2 itself\\n")
+        os._exit(3)
+        """,
+    )
+    assert plain.stderr == b"the last line\nand one written to fd 2 itself\n"
+    _same(plain, watched)
+
+
+@pytest.mark.slow
+def test_a_c_message_before_abort(tmp_path: Path) -> None:
+    """As TensorFlow's CHECK failures end: a FATAL log line (absl's format) written by C, then abort()."""
+    plain, watched = _both(
+        tmp_path,
+        """
+        import ctypes
+        libc = ctypes.CDLL(None)
+        for text in (b"F0000 00:00:1796280881.9   10342 op.cc:12] Check failed: x == y (1 vs. 2)\\n",
+                     b"*** Check failure stack trace: ***\\n"):
+            libc.write(2, text, len(text))
+        libc.abort()
+        """,
+    )
+    assert plain.returncode < 0 and b"Check failed" in plain.stderr
+    _same(plain, watched)
+
+
+@pytest.mark.slow
+def test_faulthandlers_report_of_a_segfault(tmp_path: Path) -> None:
+    """The crash is in a thread of the script, so the stack faulthandler prints is the same both
+    ways. Thread addresses differ from run to run (read as placeholders), and the "Extension
+    modules" line (Python >= 3.10: the third-party extension modules loaded) is left out: the
+    tool loads some, plain python none."""
+    plain, watched = _both(
+        tmp_path,
+        """
+        import ctypes, faulthandler, threading
+        faulthandler.enable(all_threads=False)
+
+        def crash():
+            ctypes.string_at(0)
+
+        threading.Thread(target=crash).start()
+        threading.Event().wait(60)
+        """,
+    )
+
+    def read(err: bytes) -> bytes:
+        err = re.sub(rb"0x[0-9a-f]+", b"0x?", err)
+        return re.sub(rb"\nExtension modules: [^\n]*\n", b"", err)
+
+    assert b"Fatal Python error: Segmentation fault" in plain.stderr and b"in crash" in plain.stderr
+    assert (watched.returncode, read(watched.stderr)) == (plain.returncode, read(plain.stderr))
+
+
+@pytest.mark.slow
+def test_a_childs_stderr_written_after_the_script_ended(tmp_path: Path) -> None:
+    plain, watched = _both(
+        tmp_path,
+        """
+        import subprocess, sys
+        subprocess.Popen([sys.executable, "-c",
+                          "import sys, time; time.sleep(2); sys.stderr.write('the child, after its parent\\\\n')"])
+        print("the script ends")
+        """,
+    )
+    assert plain.stderr == b"the child, after its parent\n"
+    _same(plain, watched)
+
+
+@pytest.mark.slow
+def test_stdout_and_stderr_into_one_pipe_keep_their_order(tmp_path: Path) -> None:
+    plain, watched = _both(
+        tmp_path,
+        """
+        import os, sys
+        for i in range(1, 7):
+            print(i, file=sys.stdout if i % 2 else sys.stderr, flush=True)
+        os.write(1, b"7\\n"); os.write(2, b"8\\n"); os.write(1, b"9\\n")
+        """,
+        joined=True,
+    )
+    assert plain.stdout == b"".join(b"%d\n" % i for i in range(1, 10))
+    _same(plain, watched)
+
+
+# After %load_ext (before TensorFlow loads) the extension reads fd 2 until it is unloaded: it
+# must neither keep a copy (the old reader kept all of stderr in an unlinked temporary file: 300
+# MiB written, 300 MiB held) nor lose what a crash leaves in the pipe.
+_SESSION = """
+import os, stat
+from IPython.core.interactiveshell import InteractiveShell
+
+def held_bytes():
+    '''Bytes in the unlinked files this process holds open (where /proc lists them).'''
+    total = 0
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            info = os.stat(int(name))
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_nlink == 0:
+            total += info.st_size
+    return total
+
+ip = InteractiveShell.instance()
+{load}
+before = held_bytes()
+line = b"x" * 99 + b"\\n"
+for _ in range(100):
+    os.write(2, line * 2000)  # 20 MB in all
+print("HELD", held_bytes() - before, flush=True)
+os.write(2, b"the last line\\n")
+os._exit(0)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="/proc lists the open files")
+def test_after_load_ext_stderr_is_passed_on_not_kept_and_survives_os_exit(tmp_path: Path) -> None:
+    runs = []
+    for load in ("", "ip.run_line_magic('load_ext', 'tfgraph_lab')"):
+        driver = tmp_path / "session.py"
+        driver.write_text(_SESSION.format(load=load))
+        runs.append(
+            subprocess.run(
+                [sys.executable, str(driver)], capture_output=True, cwd=tmp_path, env=_env(), timeout=300
+            )
+        )
+    plain, loaded = runs
+    assert plain.stdout == loaded.stdout == b"HELD 0\n", loaded.stdout
+    assert plain.stderr == (b"x" * 99 + b"\n") * 200_000 + b"the last line\n"
+    assert (loaded.returncode, len(loaded.stderr), loaded.stderr == plain.stderr) == (
+        0,
+        len(plain.stderr),
+        True,
+    )

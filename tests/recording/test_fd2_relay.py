@@ -1,0 +1,93 @@
+"""The stderr relay (issue 33.3): the relay process's reading of the stream (markers, unfinished
+lines, TF's lines) and the watched process's side of it, without TensorFlow."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from tfgraph_lab.recording.fd2_relay import Relay
+from tfgraph_lab.recording.fd2_tee import marker
+from tfgraph_lab.recording.xla_log import LineJudge, XlaLog
+
+_COMPILE = (
+    b"I0000 00:00:1796280881.614313   10342 device_compiler.h:551] Instantly compiling "
+    b"for signature: __inference_head_17\n"
+)
+
+
+def _relay(**judge: Any) -> Relay:
+    return Relay(b"t0", LineJudge(hide=judge.get("hide", True), user_level=judge.get("user_level", 2)))
+
+
+def test_a_marker_split_over_reads_is_taken_out_and_answered_once() -> None:
+    sync = marker(b"t0", 1)
+    for cut in range(1, len(sync)):  # every split of the marker between two reads
+        relay = _relay()
+        first, answers = relay.feed(b"before\n" + _COMPILE + sync[:cut])
+        second, more = relay.feed(sync[cut:] + b"after\n")
+        assert first + second + relay.end() == b"before\nafter\n"
+        assert answers == [] and len(more) == 1
+        assert b'"sync": 1' in more[0] and b"__inference_head_17" in more[0]
+
+
+def test_a_marker_inside_an_unfinished_line_leaves_the_line_whole() -> None:
+    relay = _relay()
+    out, answers = relay.feed(b"I0000 00:00:1.5   1 x.cc:1] half" + marker(b"t0", 4) + b" of a line\n")
+    assert out == b"" and len(answers) == 1  # below the user's level 2: hidden, whole
+    out, _ = relay.feed(b"W0000 00:00:1.5   1 x.cc:1] a warning, " + marker(b"t0", 5))
+    assert out == b"" and relay.end() == b"W0000 00:00:1.5   1 x.cc:1] a warning, "
+    assert (
+        relay.feed(b"\x00tfgraph_lab-fd2:other:1\x00 and a NUL\n")[0]
+        == b"\x00tfgraph_lab-fd2:other:1\x00 and a NUL\n"
+    )
+
+
+def test_between_watches_the_relay_keeps_no_compile_lines() -> None:
+    relay = _relay()
+    relay.feed(marker(b"t0", 1, recording=False))
+    relay.feed(_COMPILE * 3)
+    _, (answer,) = relay.feed(marker(b"t0", 2))
+    assert b'"compiles": []' in answer and b'"launches": 0' in answer and b'"proven": true' in answer
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the relay is POSIX only")
+def test_a_hidden_tf_line_does_not_take_the_next_writes_lines_with_it(capfd: Any) -> None:
+    """A C++ message's continuation lines come in its own write and are hidden with it; the lines
+    of the next write are the user's, however fast they follow (a plain pipe joins writes when
+    its reader lags: the user's line was hidden as a continuation)."""
+    log = XlaLog()
+    log.requested, log.hide, log.user_level = True, True, 2  # as prepare() leaves it under run
+    mark = log.open()
+    assert mark is not None
+    try:
+        for i in range(50):
+            os.write(
+                2, b"I0000 00:00:1796280881.7   10342 cpu_feature_guard.cc:227] INFO\nits continuation\n"
+            )
+            os.write(2, b"the user's line %d\n" % i)
+    finally:
+        log.close(mark)
+    assert capfd.readouterr().err == "".join(f"the user's line {i}\n" for i in range(50))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
+def test_a_forked_child_never_reads_the_parents_answers(capfd: Any) -> None:
+    log = XlaLog()
+    log.requested, log.hide = True, True
+    mark = log.open()
+    assert mark is not None
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child's watch ends: it asks nothing, its fd 2 is the real one again
+            child = log.close(mark)
+            os.write(2, b"child done %d\n" % child.launches)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        os.write(2, _COMPILE)
+    finally:
+        window = log.close(mark)
+    assert [name for _, name in window.compiles] == ["__inference_head_17"]
+    assert capfd.readouterr().err == "child done 0\n"

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -201,3 +202,102 @@ def test_after_load_ext_stderr_is_passed_on_not_kept_and_survives_os_exit(tmp_pa
         len(plain.stderr),
         True,
     )
+
+
+def _runs(tmp_path: Path, body: str, **popen: Any) -> list[subprocess.Popen[bytes]]:
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(body))
+    return [
+        subprocess.Popen([sys.executable, *args], cwd=tmp_path, env=_env(), **popen)
+        for args in ([str(script)], ["-m", "tfgraph_lab", "run", "-q", str(script)])
+    ]
+
+
+@pytest.mark.slow
+def test_a_script_whose_stderr_reader_went_away_ends_as_under_python(tmp_path: Path) -> None:
+    """``run script.py 2>&1 | head -1``: python's next write fails (EPIPE) and the script ends;
+    the relay wrote on into nothing and the script printed for ever."""
+    codes = []
+    for proc in _runs(
+        tmp_path,
+        """
+        import sys
+        while True:
+            print("a line", file=sys.stderr, flush=True)
+        """,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    ):
+        assert proc.stderr is not None
+        assert proc.stderr.readline() == b"a line\n"
+        proc.stderr.close()
+        try:
+            codes.append(proc.wait(timeout=120))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            codes.append(None)
+    assert codes[0] is not None and codes[1] == codes[0]
+
+
+_WRITES = """
+import os, sys
+print("out 1", flush=True)
+sys.stderr.write("err 1\\n"); sys.stderr.flush()
+os.write(2, b"err 2, fd 2 itself\\n")
+print("isatty", sys.stderr.isatty() if sys.stderr else None, flush=True)
+raise SystemExit(4)
+"""
+
+
+@pytest.mark.slow
+def test_stderr_a_file_is_as_under_python(tmp_path: Path) -> None:
+    script = tmp_path / "script.py"
+    script.write_text(_WRITES)
+    results = []
+    for args in ([str(script)], ["-m", "tfgraph_lab", "run", "-q", str(script)]):
+        err = tmp_path / "err"
+        with open(err, "wb") as err_file:
+            done = subprocess.run(
+                [sys.executable, *args],
+                stdout=subprocess.PIPE,
+                stderr=err_file,
+                cwd=tmp_path,
+                env=_env(),
+                timeout=300,
+            )
+        results.append((done.returncode, done.stdout, err.read_bytes()))
+    plain, run = results
+    assert plain == (4, b"out 1\nisatty False\n", b"err 1\nerr 2, fd 2 itself\n")
+    assert run == plain
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="a pseudo-terminal")
+def test_stderr_a_terminal_is_as_under_python(tmp_path: Path) -> None:
+    """The relay writes to the terminal from a session of its own (no SIGTTOU, no Ctrl-C); what
+    the terminal shows is what python wrote (fd 2 itself is the relay's pipe meanwhile: the
+    script's ``isatty()`` says False, as under every watch before)."""
+    script = tmp_path / "script.py"
+    script.write_text(_WRITES.replace('print("isatty"', '# print("isatty"'))
+    shown = []
+    for args in ([str(script)], ["-m", "tfgraph_lab", "run", "-q", str(script)]):
+        leader, follower = os.openpty()
+        proc = subprocess.Popen(
+            [sys.executable, *args], stdout=subprocess.PIPE, stderr=follower, cwd=tmp_path, env=_env()
+        )
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: every writer of the terminal has closed it
+                break
+            if not chunk:
+                break
+            seen += chunk
+        out, _ = proc.communicate(timeout=300)
+        os.close(leader)
+        shown.append((proc.returncode, out, seen))
+    assert shown[0] == (4, b"out 1\n", b"err 1\r\nerr 2, fd 2 itself\r\n")
+    assert shown[1] == shown[0]

@@ -4,12 +4,14 @@ lines, TF's lines) and the watched process's side of it, without TensorFlow."""
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 from typing import Any
 
 import pytest
 
 from tfgraph_lab.recording.fd2_relay import Relay
-from tfgraph_lab.recording.fd2_tee import marker
+from tfgraph_lab.recording.fd2_tee import Fd2Tee, marker
 from tfgraph_lab.recording.xla_log import LineJudge, XlaLog
 
 _COMPILE = (
@@ -91,3 +93,50 @@ def test_a_forked_child_never_reads_the_parents_answers(capfd: Any) -> None:
         window = log.close(mark)
     assert [name for _, name in window.compiles] == ["__inference_head_17"]
     assert capfd.readouterr().err == "child done 0\n"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the relay is POSIX only")
+def test_a_relay_that_cannot_start_leaves_fd_2_alone(monkeypatch: Any, capfd: Any) -> None:
+    """No Python at ``sys.executable`` (an embedded interpreter): the relay exits at once, and fd 2
+    pointed at its pipe would have lost every byte (EPIPE) — it stays the real stderr."""
+    false = shutil.which("false")
+    if false is None:
+        pytest.skip("no `false` program")
+    monkeypatch.setattr(sys, "executable", false)
+    before = os.fstat(2)
+    tee = Fd2Tee(hide=True, user_level=0)
+    assert tee.start() is False
+    after = os.fstat(2)
+    assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
+    os.write(2, b"still here\n")
+    assert capfd.readouterr().err == "still here\n"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the relay is POSIX only")
+def test_a_watchs_end_reaps_its_relay() -> None:
+    """No zombie left in a long session (a notebook, many watches): the relay has exited and
+    been waited for when the watch ends."""
+    log = XlaLog()
+    log.requested = True
+    mark = log.open()
+    assert mark is not None and log._tee is not None
+    relay = log._tee.relay
+    log.close(mark)
+    assert relay is not None and relay.returncode == 0
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the relay is POSIX only")
+def test_a_ctrl_c_while_the_relay_answers_still_gives_fd_2_back(monkeypatch: Any) -> None:
+    before = os.fstat(2)
+    tee = Fd2Tee(hide=True, user_level=0)
+    assert tee.start()
+
+    def interrupted(recording: bool = True) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tee, "sync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        tee.stop()
+    after = os.fstat(2)
+    assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
+    assert tee.relay is not None and tee.relay.returncode == 0

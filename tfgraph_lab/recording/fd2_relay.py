@@ -5,7 +5,8 @@ compile lines from the copy; answers each marker on its stdout with what it took
 
 Run as ``python -S -c "...fd2_relay import main; main()" TOKEN HIDE USER_LEVEL RECORDING``; ends when
 every writer of the pipe has closed it (the watch ended, and any child process that inherited
-fd 2 ended too). Holds the unfinished line only, and at most ``_LONGEST`` bytes of it.
+fd 2 ended too), or when the real stderr cannot take a write (its reader closed it). Writes
+``READY`` on its stdout first. Holds the unfinished line only, and at most ``_LONGEST`` bytes of it.
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import sys
 import time
 
-from .fd2_tee import MARK, write_all
+from .fd2_tee import MARK, READY, write_all
 from .xla_log import LineJudge
 
-__all__ = ["Relay", "main"]
+__all__ = ["Relay", "main", "pass_on"]
 
 _SEGMENT = re.compile(rb"([^\r\n]*)(?:\r\n|\r|\n)")
 _LONGEST = 1 << 20  # an unfinished piece that looks like a log line is held up to this, then written
@@ -116,6 +118,7 @@ def main() -> None:
         sys.argv[4] == "1",
     )
     relay = Relay(token, LineJudge(hide=hide, user_level=level, recording=recording))
+    write_all(1, READY)  # the watched process points fd 2 here only after this
     while True:
         try:
             chunk = os.read(0, 1 << 20)
@@ -126,6 +129,30 @@ def main() -> None:
         if not chunk:
             break
         text, answers = relay.feed(chunk)
-        write_all(2, text)
+        if not pass_on(2, text):
+            # The real stderr is gone (its reader closed it): the relay ends, so the watched
+            # process's next write to fd 2 fails as it would unwatched (EPIPE; a script printing
+            # to a closed pipe dies of BrokenPipeError instead of writing on for ever).
+            return
         write_all(1, b"".join(answers))
-    write_all(2, relay.end())
+    pass_on(2, relay.end())
+
+
+def pass_on(fd: int, data: bytes) -> bool:
+    """Write all of ``data`` to ``fd``, waiting while a non-blocking ``fd`` is full (nothing is
+    dropped); False when ``fd`` cannot take it (a closed pipe, an error)."""
+    while data:
+        try:
+            written = os.write(fd, data)
+        except InterruptedError:
+            continue
+        except BlockingIOError:
+            try:
+                select.select([], [fd], [], 1.0)
+            except (InterruptedError, OSError, ValueError):
+                pass
+            continue
+        except OSError:
+            return False
+        data = data[written:]
+    return True

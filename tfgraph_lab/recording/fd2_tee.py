@@ -34,11 +34,14 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MARK", "Fd2Tee", "marker", "write_all"]
+__all__ = ["MARK", "READY", "Fd2Tee", "marker", "write_all"]
 
 MARK = b"\x00tfgraph_lab-fd2:"  # a marker: MARK + token + b":" + number [+ b"-"] + b"\x00"
+READY = b"ready\n"  # the relay's first answer: it reads its stdin from now on
 _PIPE_SIZE = 1 << 20  # Linux's default pipe-max-size: room for a burst while the relay writes
 _ANSWER_WAIT = 30.0  # seconds for the relay's answer (it waits only for its own writes)
+_START_WAIT = 30.0  # seconds for the relay to start (a loaded machine), else fd 2 is left alone
+_END_WAIT = 0.5  # seconds a watch's end waits for its relay to exit (reaped: no zombie)
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
@@ -92,7 +95,7 @@ class Fd2Tee:
                 close_fds=True,
                 start_new_session=True,
             )
-        except OSError:
+        except (OSError, TypeError, ValueError):  # no sys.executable (an embedded interpreter)
             for fd in (read_end, write_end, answers, answer_end, self.saved):
                 os.close(fd)
             self.saved = -1
@@ -100,12 +103,31 @@ class Fd2Tee:
         os.close(read_end)
         os.close(answer_end)
         self.answers = answers
+        try:
+            started = self._answer(_START_WAIT) == READY.rstrip(b"\n")
+        except BaseException:  # a Ctrl-C while it starts: nothing left behind
+            self._give_up(write_end)
+            raise
+        if not started:
+            # The relay did not start (no Python at sys.executable, an embedded interpreter, a
+            # broken install): fd 2 stays the real stderr, and nothing written is lost.
+            self._give_up(write_end)
+            return False
         if joined:
             self.saved_out = os.dup(1)
             os.dup2(write_end, 1)
         os.dup2(write_end, 2)
         os.close(write_end)
         return True
+
+    def _give_up(self, write_end: int) -> None:
+        relay, self.relay = self.relay, None
+        for fd in (write_end, self.answers, self.saved):
+            os.close(fd)
+        self.answers = self.saved = -1
+        if relay is not None:
+            relay.kill()
+            relay.wait()
 
     def _judge(self) -> list[str]:
         return [str(int(self.hide)), str(self.user_level), str(int(self.recording))]
@@ -135,10 +157,10 @@ class Fd2Tee:
             if answer.get("sync") == number:
                 return dict(answer)
 
-    def _answer(self) -> bytes | None:
+    def _answer(self, wait: float = _ANSWER_WAIT) -> bytes | None:
         while b"\n" not in self._unread:
             try:
-                ready, _, _ = select.select([self.answers], [], [], _ANSWER_WAIT)
+                ready, _, _ = select.select([self.answers], [], [], wait)
                 chunk = os.read(self.answers, 65536) if ready else b""
             except InterruptedError:
                 continue
@@ -153,7 +175,16 @@ class Fd2Tee:
     def stop(self) -> dict[str, Any] | None:
         """The last answer; fd 2 (and fd 1) are the real ones again. The relay goes on until
         every other holder of the pipe (a child process) has closed it."""
-        last = self.sync()
+        last = None
+        try:
+            last = self.sync()
+        finally:  # a Ctrl-C while the relay answers still gives fd 2 back
+            self._restore()
+        return last
+
+    def _restore(self) -> None:
+        if self.saved < 0:
+            return
         if self.saved_out >= 0:
             if self._ours(1):
                 os.dup2(self.saved_out, 1)
@@ -166,9 +197,14 @@ class Fd2Tee:
         if self.answers >= 0:
             os.close(self.answers)
             self.answers = -1
-        if self.relay is not None and self.relay.poll() is None and os.getpid() == self.pid:
-            _STILL_RELAYING[:] = [p for p in _STILL_RELAYING if p.poll() is None] + [self.relay]
-        return last
+        relay = self.relay
+        if relay is None or os.getpid() != self.pid:  # a forked child: the relay is not its child
+            return
+        _STILL_RELAYING[:] = [p for p in _STILL_RELAYING if p.poll() is None]  # reap ended ones
+        try:
+            relay.wait(_END_WAIT)  # it ends at once, unless a child process still holds the pipe
+        except subprocess.TimeoutExpired:
+            _STILL_RELAYING.append(relay)  # reaped by a later watch's end, else by init
 
     def _ours(self, fd: int) -> bool:
         return self._pipe is not None and _identity(fd) == self._pipe

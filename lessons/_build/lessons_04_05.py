@@ -303,7 +303,9 @@ add(tf.Variable(3.0, trainable=False), v2)"""),
         grade("variable_guess", "variable_report", "add"),
         md("""**Explain.** Swapped, the two arguments are still two distinct trainable float32 scalars:
 cached. The same variable twice is another aliasing pattern, and a non-trainable variable
-another spec: two new graphs."""),
+another spec: two new graphs. The report names the field that changed each time (`b`'s aliasing
+pattern, `a`'s trainable flag), and its graph rows are TF's `VariableSpec`s, `trainable` and
+`alias_id` included."""),
         md("""## A second optimizer meets one `tf.function`
 
 The same rule — variables may only be created on the first call — bites in training code. A

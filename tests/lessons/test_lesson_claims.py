@@ -145,6 +145,39 @@ def test_variable_argument_key_is_shape_dtype_trainable_and_aliasing() -> None:
     assert count(add) == 3
 
 
+def test_the_report_names_the_variable_field_that_changed() -> None:
+    """05 (issue 34.1): the non-trainable Variable's trace is `variable-changed` on `a`, its
+    trainable flag named (it was `context-changed`), and the graph rows show TF's own
+    VariableSpec fields, so the rows of graphs #0 and #2 differ where TF's keys differ."""
+    import tfgraph_lab
+
+    @tf.function
+    def add(a: Any, b: Any) -> Any:
+        return a + b
+
+    v1, v2 = tf.Variable(1.0), tf.Variable(2.0)
+    with tfgraph_lab.watch() as w:
+        add(v1, v2)
+        add(v2, v1)
+        add(v1, v1)
+        add(tf.Variable(3.0, trainable=False), v2)
+    assert count(add) == 3
+    data = w.report.to_dict()
+    reasons = [e["reasons"] for e in data["events"] if e["reasons"]]
+    alias, frozen = reasons[-2][0], reasons[-1][0]
+    assert (alias["code"], alias["argument"]) == ("variable-changed", "b")
+    assert "aliasing pattern" in alias["message"] and "trainable" not in alias["message"]
+    assert (frozen["code"], frozen["argument"]) == ("variable-changed", "a")
+    assert "trainable flag" in frozen["message"] and "trainable=False" in frozen["after"]
+    assert "trainable=False" not in frozen["before"] and "trainable" in frozen["fix"]
+    rows = [g["signature"] for f in data["functions"] for g in f["graphs"]]
+    assert len(set(rows)) == 3
+    tf_rows = add.pretty_printed_concrete_signatures()
+    assert sum("trainable=False" in row for row in rows) == 1 == tf_rows.count("trainable=False")
+    explained = lesson_text("05_variables").split("variable_report")[2].split("## ")[0]
+    assert "`a`'s trainable flag" in explained and "`alias_id`" in explained
+
+
 def test_second_optimizer_raises_the_singleton_variable_error() -> None:
     """05: a second lazily built Keras optimizer in one tf.function; building it first works."""
     w = tf.Variable(2.0)

@@ -133,16 +133,8 @@ def _flatten(path: str, tc: Any, out: list[ArgLeaf]) -> None:
     if cls in ("TensorSpec", "BoundedTensorSpec"):
         out.append(ArgLeaf(path, "tensor", "Tensor", tc.dtype.name, _shape_tuple(tc.shape)))
     elif cls == "VariableSpec":
-        alias = getattr(tc, "alias_id", None)
         out.append(
-            ArgLeaf(
-                path,
-                "variable",
-                "Variable",
-                tc.dtype.name,
-                _shape_tuple(tc.shape),
-                None if alias is None else f"alias {alias}",
-            )
+            ArgLeaf(path, "variable", "Variable", tc.dtype.name, _shape_tuple(tc.shape), _variable_value(tc))
         )
     elif cls == "Literal":
         value = tc.value
@@ -243,8 +235,25 @@ def _type_text(tc: Any) -> str:
             return f"<{type(obj).__qualname__} object>"
         return value_text(obj)
     if cls == "VariableSpec":
-        return f"VariableSpec(shape={_shape_text(tc.shape)}, dtype=tf.{tc.dtype.name})"
+        # TF's own fields, as its signatures print them: a non-trainable Variable or another
+        # aliasing pattern is another key, so two rows that differ only there must show it
+        extra = "".join(
+            f", {field}={getattr(tc, field)}"
+            for field in ("trainable", "alias_id")
+            if getattr(tc, field, None) is not None
+        )
+        return f"VariableSpec(shape={_shape_text(tc.shape)}, dtype=tf.{tc.dtype.name}{extra})"
     return _clean_repr(tc)
+
+
+def _variable_value(tc: Any) -> str | None:
+    """``alias 1`` (which arguments are one Variable), ``, trainable=False`` added for a
+    non-trainable one: both are in TF's key for a Variable argument (its ``VariableSpec``)."""
+    alias = getattr(tc, "alias_id", None)
+    parts = [] if alias is None else [f"alias {alias}"]
+    if getattr(tc, "trainable", True) is False:
+        parts.append("trainable=False")
+    return ", ".join(parts) or None
 
 
 def _shape_text(shape: Any) -> str:

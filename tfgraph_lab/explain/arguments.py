@@ -312,15 +312,41 @@ def variable_changed(
     plan = relaxing_plan(prev, leaf, history)
     if plan is not None:
         fix += f"; for a shape that varies: {plan.text(name)}"
+    changed = _variable_fields_changed(prev, leaf)
+    if changed == ["trainable"]:
+        fix = "pass variables with one trainable setting; or read the value and pass a tensor"
     return Reason(
         ReasonCode.VARIABLE_CHANGED,
         path,
         prev.describe() + (f" ({prev.value})" if prev.value else ""),
         leaf.describe() + (f" ({leaf.value})" if leaf.value else ""),
-        f"`{path}` is a tf.Variable with a different shape, dtype or aliasing than any cached graph",
+        f"`{path}` is a tf.Variable with a different {_join_or(changed)} than any cached graph",
         fix,
         plans=(plan,) if plan is not None else (),
     )
+
+
+def _variable_fields_changed(prev: ArgLeaf, leaf: ArgLeaf) -> list[str]:
+    """Which of TF's VariableSpec fields differ: shape, dtype, trainable, aliasing."""
+
+    def fields(v: ArgLeaf) -> dict[str, str]:
+        parts = (v.value or "").split(", ")
+        alias = next((p for p in parts if p.startswith("alias ")), "")
+        return {"trainable": str("trainable=False" not in parts), "aliasing pattern": alias}
+
+    before, after = fields(prev), fields(leaf)
+    changed = [
+        name
+        for name, a, b in (("shape", prev.shape, leaf.shape), ("dtype", prev.dtype, leaf.dtype))
+        if a != b
+    ]
+    changed += [name for name in ("trainable", "aliasing pattern") if before[name] != after[name]]
+    return changed or ["shape, dtype, trainable flag or aliasing pattern"]
+
+
+def _join_or(names: list[str]) -> str:
+    names = ["trainable flag" if n == "trainable" else n for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def object_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf) -> Reason:

@@ -167,7 +167,7 @@ def _suggest_for(
         args = _arguments(reasons, code)
         return f"# pass {', '.join(args)} as the same kind (always a tensor) on every call"
     if code == ReasonCode.VARIABLE_CHANGED:
-        return f"# create {short}'s variables once, with fixed shapes and dtypes"
+        return f"# create {short}'s variables once, with fixed shapes, dtypes and trainable settings"
     return None
 
 

@@ -142,6 +142,46 @@ def test_all_and_compare_eager(shell: Any) -> None:
     assert not shell.ev("tf.config.functions_run_eagerly()")
 
 
+def test_compare_eager_leaves_the_state_of_one_run(shell: Any, capsys: Any) -> None:
+    """--compare-eager runs the cell up to 5 more times: it left them all behind (a list of 18
+    items and a tf.Variable at 18 where one run gives 3), said nothing of it and the monitor's
+    notice counted their retraces (8 in the cell, 2 its own) with a fix promising '3 graphs
+    instead of 9' (issue 32.5). Each re-run starts from the watched run's start, the user keeps
+    the watched run's state, and the notice covers the watched run."""
+    from tfgraph_lab.faces import monitor as monitor_module
+
+    noticed: list[Any] = []
+    original = monitor_module.RetraceNotice
+
+    class Recording(original):  # type: ignore[misc, valid-type]
+        def __init__(self, report: Any) -> None:
+            super().__init__(report)
+            noticed.append(report)
+
+    shell.run_cell("eager_log = []\neager_count = tf.Variable(0.0)\n")
+    cell = (
+        "@tf.function\ndef counted(x):\n    return x + 1\n"
+        "for i in range(3):\n    eager_log.append(i)\n    eager_count.assign_add(1.0)\n    counted(i)\n"
+    )
+    monitor_module.RetraceNotice = Recording
+    run(shell, "%tracewatch on")
+    capsys.readouterr()
+    try:
+        result = run(shell, "%%tracewatch -q -o --compare-eager\n" + cell)
+    finally:
+        run(shell, "%tracewatch off")
+        monitor_module.RetraceNotice = original
+    assert result.success, result.error_in_exec
+    runs = result.result.compare_eager["graph_runs"][1:] + result.result.compare_eager["eager_runs"]
+    assert len(runs) >= 1
+    assert shell.ev("eager_log") == [0, 1, 2]
+    assert shell.ev("float(eager_count.numpy())") == 3.0
+    out = capsys.readouterr().out
+    assert "up to 5 more times" in out and "not restored" in out and "files" in out, out
+    assert len(noticed) == 1
+    assert sum(f.traces for f in noticed[0].functions if f.qualname == "counted") == 3
+
+
 def test_last_expression_value_is_displayed(shell: Any, capsys: Any) -> None:
     run(shell, "%%tracewatch -q\n6 * 7\n")
     assert "42" in capsys.readouterr().out

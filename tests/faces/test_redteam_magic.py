@@ -116,12 +116,16 @@ EAGER_ONLY_FAILURE = "if tf.config.functions_run_eagerly():\n    raise KeyError(
 @pytest.mark.parametrize("mode", ["eager", "graph"])
 def test_a_failing_re_run_keeps_the_report_and_the_cells_outcome(shell: Any, capsys: Any, mode: str) -> None:
     """The eager re-run raises (or a graph re-run: the cell is not re-runnable); the watched
-    run succeeded, so the cell succeeds with its value, and the report says what failed."""
-    shell.user_ns["_runs"] = 0
+    run succeeded, so the cell succeeds with its value, and the report says what failed. The
+    runs are counted on an object's attribute: each re-run starts from the names the watched run
+    started from, so a counter bound to a name would read 1 in every run."""
+    from types import SimpleNamespace
+
+    shell.user_ns["_runs"] = SimpleNamespace(n=0)
     fails = (
         EAGER_ONLY_FAILURE
         if mode == "eager"
-        else "_runs += 1\nif _runs > 2:\n    raise KeyError('third run')\n"
+        else "_runs.n += 1\nif _runs.n > 2:\n    raise KeyError('third run')\n"
     )
     capsys.readouterr()
     result = run(shell, f"%%tracewatch --compare-eager -v rep\nrt(tf.ones([3]))\n{fails}6 * 7\n")

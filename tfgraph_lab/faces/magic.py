@@ -16,7 +16,7 @@ import sys
 import time
 from functools import partial
 from types import CodeType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
@@ -30,6 +30,9 @@ from ..watching.options import WatchOptions
 from ..watching.outputs import check_outputs
 from .args import magic_flags, view_options, watch_options
 
+if TYPE_CHECKING:
+    from ..trial.state import UserState
+
 __all__ = ["TraceWatchMagics", "load", "unload"]
 
 
@@ -41,8 +44,10 @@ class _Cell(NamedTuple):
     hide: bool  # a trailing semicolon
 
 
-# --compare-eager re-runs the cell for a spread of timings while the re-runs take under this.
+# --compare-eager re-runs the cell for a spread of timings while the re-runs take under this,
+# at most this many times (three eager runs, two graph runs between them).
 _COMPARE_BUDGET = 2.0
+_COMPARE_RUNS = 5
 
 
 @magics_class
@@ -113,12 +118,15 @@ class TraceWatchMagics(Magics):
         self, compiled: _Cell, args: Any, options: WatchOptions, outputs: dict[str, str], view: ViewOptions
     ) -> Any:
         __tracebackhide__ = True
-        from ..trial.tryfix import CellTrial
+        from ..trial.tryfix import CellTrial, snapshot
         from ..watching.lifecycle import Lifecycle
         from ..watching.recorder import TraceRecorder
 
         run_cell = partial(self._exec, compiled)  # no frame of ours in the cell's traceback
         trial = CellTrial.for_flag(options.try_fix, run_cell, self.shell.user_ns)  # type: ignore[union-attr]
+        # --compare-eager's re-runs start from the state the watched run started from, and the
+        # user keeps the watched run's state (issue 32.5): the start is kept now.
+        start = snapshot(self.shell.user_ns) if options.compare_eager else None  # type: ignore[union-attr]
         try:
             recorder = TraceRecorder(options.max_traces, options.max_xla_compiles, view)
             life = Lifecycle(recorder, outputs, _live if options.live else None)
@@ -126,8 +134,11 @@ class TraceWatchMagics(Magics):
         except TfgraphLabError as exc:  # the recording could not start: nothing ran
             raise UsageError(str(exc)) from None
         timings = None
-        if options.compare_eager and ran.error is None:
-            timings = self._compare_runs(compiled, ran.seconds)
+        if start is not None and ran.error is None:
+            from .monitor import shell_monitor
+
+            shell_monitor(self.shell).end_cell_watch()  # the re-runs are the tool's, not the cell's
+            timings = self._compare_runs(compiled, ran.seconds, start)
         done = life.finish(compare_eager=timings)
         over = ran.error is None and done.over_budget
         # The cell's value is the magic's result (Out[n], _ and ExecutionResult.result, as %%time
@@ -202,17 +213,25 @@ class TraceWatchMagics(Magics):
         result.error_in_exec = exc  # the cell failed: ExecutionResult.success, the kernel's reply
         return None
 
-    def _compare_runs(self, compiled: _Cell, graph_seconds: float) -> dict[str, Any]:
+    def _compare_runs(self, compiled: _Cell, graph_seconds: float, start: UserState) -> dict[str, Any]:
         """Time the cell again, eagerly and as graphs in turn, for a spread to judge noise by.
 
-        One eager run always; up to three of each mode while the re-runs take under
-        ``_COMPARE_BUDGET`` seconds. The re-runs' printed output is hidden (it was shown once).
+        One eager run always; up to three eager and two more graph runs while the re-runs take
+        under ``_COMPARE_BUDGET`` seconds. The re-runs' printed output is hidden (it was shown
+        once). Each re-run starts from ``start`` (the state the watched run started from) and
+        the watched run's state is put back afterwards, as far as :class:`UserState` can.
         """
         import tensorflow as tf
 
+        from ..trial.tryfix import snapshot
+
+        end = snapshot(start.namespace)
         print(
-            "--compare-eager: running the cell again, eagerly (run_functions_eagerly(True)) and "
-            "as graphs in turn, to time both (their printed output is hidden)…"
+            f"--compare-eager: running the cell up to {_COMPARE_RUNS} more times, eagerly "
+            "(run_functions_eagerly(True)) and as graphs in turn, to time both (their printed "
+            "output is hidden). Each run starts from the state the watched run started from, and "
+            f"afterwards the state it left is put back — {end.restored()}; not restored: "
+            f"{end.limits()}…"
         )
         graph_runs: list[float] = [graph_seconds]
         eager_runs: list[float] = []
@@ -224,17 +243,18 @@ class TraceWatchMagics(Magics):
             while True:
                 mode = "eager"
                 tf.config.run_functions_eagerly(True)
-                eager_runs.append(self._timed(compiled))
+                eager_runs.append(self._timed(compiled, start))
                 tf.config.run_functions_eagerly(before)
                 if len(eager_runs) >= 3 or time.perf_counter() - started > _COMPARE_BUDGET:
                     break
                 mode = "graph"
-                graph_runs.append(self._timed(compiled))
+                graph_runs.append(self._timed(compiled, start))
         except Exception as exc:  # the watched run's outcome stands; the report says why
             failed = {"rerun_failed": mode, "rerun_error": error_text(exc)}
             print(f"--compare-eager: the {mode} re-run failed ({failed['rerun_error']}); timings stop there.")
         finally:
             tf.config.run_functions_eagerly(before)
+            end.restore()  # what the user keeps: the watched run's state
         return {
             "graph_seconds": graph_seconds,
             **({"eager_seconds": statistics.median(eager_runs)} if eager_runs else {}),
@@ -243,7 +263,8 @@ class TraceWatchMagics(Magics):
             **failed,
         }
 
-    def _timed(self, compiled: _Cell) -> float:
+    def _timed(self, compiled: _Cell, start: UserState) -> float:
+        start.restore()  # not timed
         with contextlib.redirect_stdout(io.StringIO()):
             t0 = time.perf_counter()
             self._exec(compiled)

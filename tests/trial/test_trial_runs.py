@@ -207,6 +207,21 @@ def test_an_exhausted_iterator_is_not_the_fixs_failure(shell: Any, trials: list[
     assert "could not be tried" in text and "StopIteration" in text, text
 
 
+def test_an_iterator_the_first_run_used_up_is_not_a_fix_only_you_can_apply(
+    shell: Any, trials: list[FixTrial]
+) -> None:
+    """`for i in it:` over an iterator of an earlier cell: the fixed run calls the function 0
+    times. The trial said 'not applied: this fix changes the call sites, which only you can do'
+    though the wrapper was in place and announced."""
+    shell.run_cell("@tf.function\ndef plus(x):\n    return x + 1\nnumbers = iter(range(3))\n")
+    trial = try_cell(shell, trials, "for i in numbers:\n    plus(i)\n")
+    text = str(trial)
+    assert trial.plan is not None and trial.plan.call, text
+    assert trial.verdict == "not-tried", text
+    assert "only you can do" not in text and "FAILS" not in text, text
+    assert "never called plus" in text and "iterator" in text, text
+
+
 def test_the_monitor_counts_the_watched_run_only(
     shell: Any, trials: list[FixTrial], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -77,7 +77,7 @@ def verdict_sentence(t: FixTrial) -> str:
         promised = f" (the fix promised {plural(t.plan.graphs, 'graph')})"
     v = t.verdict
     if v == "not-applied":
-        if t.plan is not None and t.plan.call:
+        if t.plan is not None and t.plan.call and not t.note:
             return (
                 f"not applied: this fix changes the call sites, which only you can do — for the "
                 f"calls this run made it promises {plural(t.plan.graphs, 'graph')}, instead of {before}"

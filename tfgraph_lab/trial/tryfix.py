@@ -479,6 +479,14 @@ def _trial(
             "second run differ from the first)"
         )
         return FixTrial(applied=True, untried=untried, note="; ".join(notes), **common)
+    if error is None and after_figures.calls == 0 and common["before"].calls > 0:
+        untried = (
+            f"the code ran again with the fix but never called {name} ({common['before'].calls} "
+            "calls in the watched run), so the fix never ran: something the first run used up — "
+            "an exhausted iterator or generator, a file read to its end — makes a second run "
+            "differ from the first"
+        )
+        return FixTrial(applied=True, untried=untried, note="; ".join(notes), **common)
     if not fix.made or (fix.traced() == 0 and error is None):
         note = (
             f"the re-run did not call a fixed {name}: the code reaches it through a "

@@ -466,3 +466,23 @@ def test_drop_remainder_in_the_training_loop_is_accepted_and_says_rows_were_drop
     linecache.cache[filename] = (len(still), None, still.splitlines(True), filename)
     exec(compile(still, filename, "exec"), namespace)
     assert ex.check(exercise.id, namespace["train_model"]).passed is False
+
+
+def test_worked_solutions_use_only_the_api_their_reference_run_is_given() -> None:
+    """A reference solution runs with ``ex`` = :func:`reference.solution_api` (not the package,
+    which imports the reference): every ``ex.NAME`` a solution or a variant uses is in it."""
+    import re
+
+    from tfgraph_lab.exercises.catalog import EXERCISES
+    from tfgraph_lab.exercises.reference import SOLUTION_API, solution_api
+
+    used = set()
+    for exercise in EXERCISES.values():
+        for source in (exercise.solution, *(v.solution for v in exercise.variants)):
+            used |= set(re.findall(r"\bex\.(\w+)", source))
+    assert used, "no solution uses ex.: the check reads nothing"
+    assert used <= set(SOLUTION_API), used - set(SOLUTION_API)
+    api = solution_api()
+    for name in SOLUTION_API:
+        assert getattr(api, name) is getattr(ex, name)
+

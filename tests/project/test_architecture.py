@@ -137,6 +137,72 @@ def test_each_contract_breaks_on_an_injected_violation(tmp_path: Path) -> None:
         assert chain in out, f"{chain} not reported"
 
 
+# Modules that import each other in a loop at run time (imports inside functions count, those
+# under `if TYPE_CHECKING:` never run): Tarjan's strongly connected components of grimp's graph.
+_CIRCLES = """
+import json, sys
+import grimp
+
+graph = grimp.build_graph("tfgraph_lab", exclude_type_checking_imports=True)
+modules = sorted(graph.modules)
+edges = {m: sorted(set(graph.find_modules_directly_imported_by(m)) & set(modules)) for m in modules}
+index, low, stack, on, found = {}, {}, [], set(), []
+sys.setrecursionlimit(10_000)
+
+def visit(v):
+    index[v] = low[v] = len(index)
+    stack.append(v)
+    on.add(v)
+    for w in edges[v]:
+        if w not in index:
+            visit(w)
+            low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        part = []
+        while True:
+            w = stack.pop()
+            on.discard(w)
+            part.append(w)
+            if w == v:
+                break
+        if len(part) > 1:
+            found.append(sorted(part))
+
+for m in modules:
+    if m not in index:
+        visit(m)
+print(json.dumps(found))
+"""
+
+
+def runtime_circles(root: Path) -> list[list[str]]:
+    import json
+
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run(
+        [sys.executable, "-c", _CIRCLES], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_no_modules_import_each_other_at_run_time() -> None:
+    """Issue 31: the report is data, the folders are layers, and no circle is left at run time —
+    a package's face (``__init__.py``) included: a module never reaches back up through it."""
+    assert runtime_circles(ROOT) == []
+
+
+def test_a_circle_through_a_package_face_is_found(tmp_path: Path) -> None:
+    reference = copy_of_the_package(tmp_path) / "exercises" / "reference.py"
+    reference.write_text(
+        reference.read_text(encoding="utf-8") + "\n\ndef _injected() -> None:\n    from .. import exercises\n",
+        encoding="utf-8",
+    )
+    assert any("tfgraph_lab.exercises.reference" in part for part in runtime_circles(tmp_path))
+
+
 def test_a_new_module_inherits_its_folders_rules(tmp_path: Path) -> None:
     """The contracts name folders: a module added to one is fenced like its neighbours, and a
     new top-level module must take a place in the layers."""

@@ -80,15 +80,13 @@ def cache_id(fn: Any) -> int | None:
     return None if cache is None else id(cache)
 
 
-def call_begun_unhooked(traced_cache: int) -> Any:
+def call_begun_unhooked(traced_cache: int, function_class: type | None) -> Any:
     """The tf.function whose call on this thread is tracing into the cache ``traced_cache`` but
     began before the hooks were installed (a watch started while another thread traced), or
     None. Found as the frame running ``Function.__call__`` itself (below TF's traceback filter
-    and any hook: TF 2.15-2.21) whose ``self`` owns that cache."""
-    from . import loaded_handles
-
-    h = loaded_handles()
-    method: Any = h.function_class.__dict__.get("__call__") if h is not None else None
+    and any hook: TF 2.15-2.21) whose ``self`` owns that cache. ``function_class``: TF's
+    ``Function`` class, from the probed handles (None before the probe: nothing is found)."""
+    method: Any = function_class.__dict__.get("__call__") if function_class is not None else None
     while hasattr(method, "__wrapped__"):
         method = method.__wrapped__
     code = getattr(method, "__code__", None)

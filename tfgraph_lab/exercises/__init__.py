@@ -22,8 +22,8 @@ from typing import Any
 
 from ..model.errors import UsageProblem
 from .catalog import EXERCISES
-from .checks import Exercise, _error_feedback
-from .feedback import Feedback, Solution
+from .checks import Exercise
+from .feedback import Feedback, Solution, _error_feedback
 from .measuring import FunctionUse, measure
 from .predictions import check_prediction
 from .timing import EagerComparison, compare_eager

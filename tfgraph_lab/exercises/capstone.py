@@ -18,7 +18,7 @@ import math
 import time
 from typing import Any
 
-from .feedback import Feedback
+from .feedback import Feedback, _error_feedback
 from .measuring import FunctionUse, _graph_rows, _reason_details, _short, measure
 from .reference import reference_value
 from .timing import _speedup_shortfall
@@ -66,7 +66,7 @@ def _train_slow(ex: Any) -> Any:
 
 
 def check_capstone(ex: Any, answer: Any, opts: dict[str, Any]) -> Feedback:
-    from .checks import _eager_mode_feedback, _error_feedback, _not_computed_by_its_graphs
+    from .checks import _eager_mode_feedback, _not_computed_by_its_graphs
 
     if not callable(answer):
         return Feedback(

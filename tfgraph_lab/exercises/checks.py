@@ -4,12 +4,11 @@ baseline), measures it and returns :class:`~tfgraph_lab.exercises.feedback.Feedb
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .feedback import Feedback
+from .feedback import Feedback, _error_feedback
 from .graph_work import run_with_other_inputs
 from .measuring import (
     Measurement,
@@ -397,21 +396,3 @@ def _check_running_sum(ex: Exercise, answer: Any, opts: dict[str, Any]) -> Feedb
             ),
         )
     return fb
-
-
-def _error_feedback(ex: Exercise, error: BaseException, m: Measurement | None = None) -> Feedback:
-    message = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
-    first = message[0] if message else ""
-    for line in message:  # TF puts its own "ValueError: …" sentence after the user-code lines
-        found = re.match(r"^\w*(Error|Exception): (.+)", line)
-        if found:
-            first = found.group(2)
-            break
-    measured = _graph_rows(m) if m is not None else ()
-    return Feedback(
-        ex.id,
-        False,
-        f"your code raised {type(error).__name__}",
-        (*measured, ("error", first[:300])),
-        ex.hints[0] if ex.hints else "",
-    )

@@ -4,8 +4,14 @@
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from .measuring import Measurement, _graph_rows
+
+if TYPE_CHECKING:
+    from .checks import Exercise
 
 __all__ = ["Feedback", "Solution"]
 
@@ -106,3 +112,21 @@ class Solution:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         return {"text/plain": str(self), "text/html": self._repr_html_()}
+
+
+def _error_feedback(ex: Exercise, error: BaseException, m: Measurement | None = None) -> Feedback:
+    message = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    first = message[0] if message else ""
+    for line in message:  # TF puts its own "ValueError: …" sentence after the user-code lines
+        found = re.match(r"^\w*(Error|Exception): (.+)", line)
+        if found:
+            first = found.group(2)
+            break
+    measured = _graph_rows(m) if m is not None else ()
+    return Feedback(
+        ex.id,
+        False,
+        f"your code raised {type(error).__name__}",
+        (*measured, ("error", first[:300])),
+        ex.hints[0] if ex.hints else "",
+    )

@@ -8,11 +8,25 @@ Imports TensorFlow (and Keras, when the solution uses it) only when first asked.
 from __future__ import annotations
 
 import linecache
+from types import SimpleNamespace
 from typing import Any
 
 from .measuring import _eagerly
 
 __all__: list[str] = []
+
+#: The names of ``tfgraph_lab.exercises`` a worked solution may use as ``ex.NAME`` (a test checks
+#: every solution and variant uses no other): handed in as a namespace, so that the reference
+#: reads no module above it (the package imports this module).
+SOLUTION_API = ("compare_eager",)
+
+
+def solution_api() -> SimpleNamespace:
+    """``ex`` inside a worked solution: :data:`SOLUTION_API`, the same functions a learner calls."""
+    from .timing import compare_eager
+
+    names = {"compare_eager": compare_eager}
+    return SimpleNamespace(**{name: names[name] for name in SOLUTION_API})
 
 _VALUES: dict[str, Any] = {}
 
@@ -27,10 +41,8 @@ def reference_value(ex: Any, solution: str = "", variant: str = "") -> Any:
         import numpy as np
         import tensorflow as tf
 
-        from .. import exercises
-
         source = solution or ex.solution
-        namespace: dict[str, Any] = {"tf": tf, "np": np, "ex": exercises}
+        namespace: dict[str, Any] = {"tf": tf, "np": np, "ex": solution_api()}
         if "keras." in source:
             import keras
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .feedback import Feedback
+from .feedback import Feedback, _error_feedback
 from .measuring import _close, _eagerly, _graph_rows, _is_tf_function, _short, measure
 
 __all__ = ["EagerComparison", "compare_eager", "median_time"]
@@ -146,8 +146,6 @@ def _check_choice(ex: Any, answer: Any, opts: dict[str, Any]) -> Feedback:
     args = next(c.args for c in candidates if c.name == chosen) or (tf.ones([8, 8]),)
     m = measure(lambda: [answer(*args) for _ in range(3)])
     if m.error is not None:
-        from .checks import _error_feedback
-
         return _error_feedback(ex, m.error, m)
     eager = _eagerly(answer, *args)
     if not _close(m.value[-1], eager, rtol=1e-4):

@@ -17,17 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import TfgraphLabError, UsageProblem
+from .bounds import MAX_LEARNERS, UNASKED_LEARNERS
 
 __all__ = ["DEFAULT_NOTEBOOKS", "add_workshop_parser"]
 
 #: What each simulated learner runs, at the same time: the first lesson and the labs app.
 DEFAULT_NOTEBOOKS = ("00_start_here.ipynb", "labs_app.ipynb")
 TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
-#: More learners than this make that many users on the teacher's hub only with --yes.
-UNASKED_LEARNERS = 100
-#: The most learners one check makes (a user, a token, a server and a thread each; run_check
-#: refuses more too): 10**12 ended in a MemoryError making their names.
-MAX_LEARNERS = 2000
 
 
 def _learners(text: str) -> int:

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..model.errors import UsageProblem
-from .command import MAX_LEARNERS  # the command's module is light: its parser states the bound
+from .bounds import MAX_LEARNERS
 from .learner import LearnerResult, run_learner
 from .rest import HubAPI, HubError
 

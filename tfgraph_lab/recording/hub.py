@@ -307,7 +307,10 @@ class Hub:
             if owner is candidate.state:
                 frame = candidate
                 break
-        begun = None if frame is not None else tfa.call_begun_unhooked(trace.cache_id)  # before the watch
+        if frame is None:  # a call begun before the watch
+            begun = tfa.call_begun_unhooked(trace.cache_id, self.handles.function_class if self.handles else None)
+        else:
+            begun = None
         state = frame.state if frame is not None else (owner if begun is None else self.state_for(begun))
         if state is None:
             with self.lock:

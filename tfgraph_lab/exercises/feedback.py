@@ -6,12 +6,9 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .measuring import Measurement, _graph_rows
-
-if TYPE_CHECKING:
-    from .checks import Exercise
 
 __all__ = ["Feedback", "Solution"]
 
@@ -114,7 +111,10 @@ class Solution:
         return {"text/plain": str(self), "text/html": self._repr_html_()}
 
 
-def _error_feedback(ex: Exercise, error: BaseException, m: Measurement | None = None) -> Feedback:
+def _error_feedback(ex: Any, error: BaseException, m: Measurement | None = None) -> Feedback:
+    """What a learner reads when their code raised: the exception's own sentence (TF's, not the
+    user-code lines before it), what was measured, the exercise's first hint. ``ex``: the
+    :class:`~tfgraph_lab.exercises.checks.Exercise` (its ``id`` and ``hints``)."""
     message = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
     first = message[0] if message else ""
     for line in message:  # TF puts its own "ValueError: …" sentence after the user-code lines

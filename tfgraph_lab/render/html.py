@@ -26,15 +26,16 @@ from .format import as_cached_calls, call_label, fmt_seconds, place, plural, run
 from .reasons import failure_html, reasons_html
 from .style import style_tag
 from .text import (
-    MAX_RETRACES_SHOWN,
     TF_WARNINGS_TITLE,
     cost_phrase,
     folded_text,
     graphs_shown,
     long_cache_split,
+    more_like_those,
     nested_note,
     notices,
     tf_warnings_said,
+    traces_shown,
     tracing_time,
     untimed_text,
     watch_cost_text,
@@ -231,11 +232,13 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
     shown = [e for e in events if any(r.code != ReasonCode.FIRST_TRACE for r in e.reasons) or e.failed_trace]
     said: set[tuple[str, str]] = set()
     mark_shown(plan, said)
-    for e in shown[:MAX_RETRACES_SHOWN]:
+    listed, folded_events = traces_shown(shown, view)
+    for e in listed:
         out.append(_event_html(e, fn, said, report.labels))
-    if len(shown) > MAX_RETRACES_SHOWN:
+    if folded_events:
         out.append(
-            f"<p class='tfgl-muted'>… {len(shown) - MAX_RETRACES_SHOWN} more traces (see the JSON)</p>"
+            f"<details class='tfgl-folded-graphs'><summary>{escape(more_like_those(len(folded_events)))}"
+            f"</summary>{''.join(_event_html(e, fn, said, report.labels) for e in folded_events)}</details>"
         )
     for hint in fn.hints:
         out.append(

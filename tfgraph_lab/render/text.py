@@ -223,10 +223,11 @@ def _render_text(report: TraceReport, view: ViewOptions) -> str:
             lines.append("  traces:")
             said: set[tuple[str, str]] = set()
             mark_shown(plan, said)
-            for e in explained[:MAX_RETRACES_SHOWN]:
+            listed, folded_events = traces_shown(explained, view)
+            for e in listed:
                 lines += _event_lines(e, fn, said, report.labels)
-            if len(explained) > MAX_RETRACES_SHOWN:
-                lines.append(f"    … {len(explained) - MAX_RETRACES_SHOWN} more (see the JSON)")
+            if folded_events:
+                lines.append(f"    … {more_like_those(len(folded_events))} (--all lists them)")
         lines += xla_lines(fn, compiled.get(fn.key, []))
         for hint in fn.hints:
             lines.append(f"  hint (no retrace, but stale): {hint}")
@@ -262,6 +263,33 @@ def graphs_shown(
         return rows, []
     shown = [(i, g) for i, g in rows if g.traced_in_watch or g.hits]
     return shown, [(i, g) for i, g in rows if not (g.traced_in_watch or g.hits)]
+
+
+def traces_shown(events: list[Event], view: ViewOptions) -> tuple[list[Event], list[Event]]:
+    """``(listed, folded)``: the first ``MAX_RETRACES_SHOWN`` traces, then every later one that
+    gives a reason not listed yet (a ``training`` flag changed after 12 learning rates: the demo's
+    trap), listed in order; the rest repeat reasons listed above and are folded, unless
+    ``view.whole_caches`` (``--all``) asks for every one."""
+    if view.whole_caches or len(events) <= MAX_RETRACES_SHOWN:
+        return list(events), []
+    listed: list[Event] = []
+    folded: list[Event] = []
+    seen: set[tuple[str, str]] = set()
+    for e in events:
+        keys = {(str(r.code), r.argument) for r in e.reasons if r.code != ReasonCode.FIRST_TRACE}
+        if e.failed_trace:
+            keys.add(("failed", e.error or ""))
+        if len(listed) < MAX_RETRACES_SHOWN or not keys <= seen:
+            listed.append(e)
+            seen |= keys
+        else:
+            folded.append(e)
+    return listed, folded
+
+
+def more_like_those(n: int) -> str:
+    """The fold's words: every folded trace repeats a reason listed above it."""
+    return f"{n} more {'trace' if n == 1 else 'traces'}, each for a reason listed above"
 
 
 def long_cache_split(

@@ -154,7 +154,9 @@ def xla_lines(fn: FunctionSummary, events: Sequence[Event]) -> list[str]:
         lines += reason_lines(e.xla_reasons, label, said, _compile_change)
         lines.append(f"        cost {fmt_seconds(e.seconds)}")
     if len(compiled) > MAX_COMPILES_SHOWN:
-        lines.append(f"    … {plural(len(compiled) - MAX_COMPILES_SHOWN, 'more compilation')} (see the JSON)")
+        lines.append(
+            f"    … {plural(len(compiled) - MAX_COMPILES_SHOWN, 'more compilation')} (each in report.events and in a --json report)"
+        )
     return lines
 
 
@@ -180,6 +182,8 @@ def xla_html(fn: FunctionSummary, events: Sequence[Event]) -> str:
         out.append(f"<div class='tfgl-muted tfgl-event-meta'>cost {escape(fmt_seconds(e.seconds))}</div>")
     if len(compiled) > MAX_COMPILES_SHOWN:
         more = plural(len(compiled) - MAX_COMPILES_SHOWN, "more compilation")
-        out.append(f"<p class='tfgl-muted'>… {escape(more)} (see the JSON)</p>")
+        out.append(
+            f"<p class='tfgl-muted'>… {escape(more)} (each in report.events and in a --json report)</p>"
+        )
     out.append("</div>")
     return "".join(out)

@@ -16,6 +16,7 @@ from _cli import run_cli
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
+from tfgraph_lab.explain import pages  # noqa: E402
 
 
 class Records(logging.Handler):
@@ -57,6 +58,8 @@ def test_one_record_per_retrace_with_everything_a_reader_needs(records: list[log
     data = first.tfgraph_lab  # type: ignore[attr-defined]
     assert data["function"].endswith(".step") and data["codes"] == ["shape-changed"]
     assert data["caller"].endswith(f"test_livelog.py:{line}") and data["seconds"] > 0
+    assert data["pages"] == {"shape-changed": pages.page_url("shape-changed")}  # the code's page
+    assert data["pages"]["shape-changed"].endswith("/docs/reasons/shape-changed.md")
 
 
 def test_two_retraces_for_one_new_python_value_say_what_tells_them_apart(

@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterable
 from html import escape
 
 from ..explain.fix_text import short_fix
+from ..explain.pages import page_name, page_names, page_url
 from ..explain.trace import NOT_RETRACES
 from ..model.records import Reason
 
-__all__ = ["argument_change", "failure_html", "fix_html", "reason_html", "reason_lines", "reasons_html"]
+__all__ = ["argument_change", "code_html", "failure_html", "fix_html", "reason_html", "reason_lines", "reasons_html"]
 
 
 def fix_html(reason: Reason, name: str = "f", shown_at: str = "") -> str:
@@ -60,8 +61,19 @@ def reason_html(
     retrace_class = "" if r.code in NOT_RETRACES or not retrace else " tfgl-retrace"
     return (
         f"<div class='tfgl-reason-box tfgl-reason-{escape(r.code, quote=True)}{retrace_class}'>"
-        f"{prefix}<span class='tfgl-code'>{escape(r.code)}</span>{change}{why}{fix}</div>"
+        f"{prefix}{code_html(r.code, xla=not retrace)}{change}{why}{fix}</div>"
     )
+
+
+def code_html(code: str, xla: bool = False) -> str:
+    """A reason code as a badge linked to its page (``docs/reasons/CODE.md``; an XLA
+    compilation's code to ``xla-CODE.md``); a code without a page (a report from a newer
+    version) is the badge alone."""
+    badge = f"<span class='tfgl-code'>{escape(code)}</span>"
+    if page_name(code, xla) not in page_names():
+        return badge
+    url = escape(page_url(code, xla), quote=True)
+    return f"<a class='tfgl-code-page' href='{url}' target='_blank' title='what {escape(code, quote=True)} means'>{badge}</a>"
 
 
 def reasons_html(

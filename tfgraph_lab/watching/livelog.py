@@ -6,7 +6,8 @@ retraced returns (its reasons are computed then), or when a trace made without a
 ``get_concrete_function``) is recorded: never on a cache hit. Standard :mod:`logging` at level
 WARNING, so with logging unconfigured the lines reach stderr through Python's last-resort
 handler, and a configured application gets them where it sends its warnings. Each record also
-carries the plain data as ``record.tfgraph_lab`` (a dict) for structured handlers.
+carries the plain data as ``record.tfgraph_lab`` (a dict) for structured handlers, with each
+reason code's page (``pages``: ``{code: url}``, :func:`tfgraph_lab.explain.pages.page_url`).
 
 Where the report is shown anyway (an IPython shell: ``%%tracewatch``, the labs) and nobody
 configured logging, the record is not emitted to the last-resort handler: it would print the
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..explain.fix_text import clip, short_fix
 from ..explain.fixes import code_name
+from ..explain.pages import page_names, page_url
 from ..explain.trace import NOT_RETRACES
 from ..model.records import Reason
 from ..model.signatures import is_under
@@ -152,6 +154,8 @@ class LiveLog:
                 "qualname": info.qualname,
                 "filename": info.filename,
                 "codes": [r.code for r in reasons if r.code not in NOT_RETRACES],
+                # each code's page (tfgraph-lab explain CODE prints it)
+                "pages": {r.code: page_url(r.code) for r in reasons if r.code in page_names()},
                 "reasons": [r.to_dict() for r in reasons],
                 "caller": record.caller,
                 "seconds": record.seconds,

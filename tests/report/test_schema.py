@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from tfgraph_lab.model import records
-from tfgraph_lab.model.records import CallRun, Event, FixPlan, FunctionSummary, GraphSummary, Reason
+from tfgraph_lab.model.records import CallRun, CallSite, Event, FixPlan, FunctionSummary, GraphSummary, Reason
 from tfgraph_lab.model.view import ViewOptions
 from tfgraph_lab.report import TraceReport
 from tfgraph_lab.report.merge import MergedReport, ProcessCounts, merge_reports
@@ -54,6 +54,7 @@ WRITERS: dict[type[Any], str] = {
     FunctionSummary: "function",
     Event: "event",
     CallRun: "run",
+    CallSite: "call_site",
     ProcessCounts: "process.functions",
     TraceReport: "report",
     MergedReport: "report",
@@ -153,6 +154,8 @@ def _documents() -> dict[str, dict[str, Any]]:
         merged = MergedReport(report, ("a.json",), (_build(ProcessCounts, full, process="a.json"),))
         docs[f"report ({label})"] = report.to_dict()
         docs[f"merged report ({label})"] = merged.to_dict()
+        # a report's call sites are read from its events; built alone too, full and bare
+        docs[f"call site ({label})"] = {"version": 1, "call_sites": [_build(CallSite, full).to_dict()]}
     docs["empty report"] = TraceReport().to_dict()
     for i, timings in enumerate(_compare_eager()):
         docs[f"report with compare_eager #{i}"] = TraceReport(compare_eager=timings).to_dict()

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..model.view import ViewOptions
+from ..model.view import SORTS, ViewOptions
 from ..watching.options import WatchOptions
 
 __all__ = ["EXIT_BUDGET", "FLAGS", "Flag", "add_flags", "magic_flags", "view_options", "watch_options"]
@@ -59,6 +59,8 @@ def _flag(
 _BUDGET_EXIT = {
     RUN: " exit status {exit} when broken.",
     MAGIC: " {code} fails with TraceBudgetExceeded after the report is shown.",
+    REPORT: " checked against the saved report (merged: the sums); exit status {exit} when broken "
+    "(--format github: one ::error per function over budget).",
 }
 
 FLAGS: tuple[Flag, ...] = (
@@ -91,7 +93,7 @@ FLAGS: tuple[Flag, ...] = (
         "--max-traces",
         action="append",
         metavar="N|FN=N",
-        faces=(MAGIC, RUN),
+        faces=(MAGIC, RUN, REPORT),
         help="Trace budget: N for every user function, FN=N for one function (repeatable);",
         helps={
             f: "Trace budget: N for every user function, FN=N for one function (repeatable);" + t
@@ -102,7 +104,7 @@ FLAGS: tuple[Flag, ...] = (
         "--max-xla-compiles",
         action="append",
         metavar="N|FN=N",
-        faces=(MAGIC, RUN),
+        faces=(MAGIC, RUN, REPORT),
         help="XLA compile budget (jit_compile=True): N for every function (Keras's XLA step included), "
         "FN=N for one function (repeatable);",
         helps={
@@ -147,6 +149,14 @@ FLAGS: tuple[Flag, ...] = (
         help="Show everything: TensorFlow's and Keras's own functions (listed, and their retraces logged "
         "one by one), graphs traced before the watch, every row of a long graph cache.",
         helps={DEMO: "List every graph of the cache (and TensorFlow's own functions)."},
+    ),
+    _flag(
+        "--sort",
+        choices=SORTS,
+        default="seen",
+        faces=(MAGIC, RUN, REPORT),
+        help="Order of the functions: as first seen (default), or 'cost': the functions whose retraces "
+        "cost most first, and a list of the lines that called them, costliest first.",
     ),
     _flag(
         "--compare-eager",
@@ -216,4 +226,4 @@ def view_options(args: argparse.Namespace) -> ViewOptions:
     """What the parsed flags ask to be shown."""
     given = vars(args)
     brevity = "quiet" if given.get("quiet") else "summary" if given.get("summary") else "full"
-    return ViewOptions.of_all(bool(given.get("all")), brevity=brevity)
+    return ViewOptions.of_all(bool(given.get("all")), brevity=brevity, sort=given.get("sort") or "seen")

@@ -71,6 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
         "function's counts summed over the processes, with a per-process breakdown.",
     )
     show.add_argument("paths", nargs="+", metavar="PATH", help="JSON files written by --json")
+    show.add_argument(
+        "--format",
+        dest="fmt",
+        choices=("text", "github", "junit"),
+        default="text",
+        help="text: the report (default); github: GitHub Actions annotations, one ::warning per line "
+        "of your code whose calls retraced (costliest first), one ::error per function over a "
+        "--max-traces/--max-xla-compiles budget, paths relative to $GITHUB_WORKSPACE (else the "
+        "working directory); junit: JUnit XML, a testcase per function, failed when over budget",
+    )
     add_flags(show, REPORT)
 
     explain = sub.add_parser(
@@ -286,10 +296,32 @@ def _report(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         title = f"tfgraph_lab report: {len(reports)} processes merged"
     view = view_options(args)
     report = report.with_view(view)
-    print(report)
-    if merged is not None:
-        print()
-        print(render_breakdown_text(merged, view))
+    try:
+        budgets = watch_options(args)
+    except UsageProblem as exc:
+        parser.error(str(exc))
+    traces = budgets.max_traces.overruns(report.functions) if budgets.max_traces else []
+    xla = budgets.max_xla_compiles.overruns(report.functions) if budgets.max_xla_compiles else []
+    unknown = [w for b in (budgets.max_traces, budgets.max_xla_compiles) if b for w in b.unknown_names(report.functions)]
+    if args.fmt == "github":
+        from ..render.ci import github_annotations
+
+        root = os.environ.get("GITHUB_WORKSPACE") or None
+        text = github_annotations(report, view, traces, xla, root=root, notes=unknown)
+        if text:
+            print(text)
+        print(f"tfgraph-lab report: {report.headline()}", file=sys.stderr)
+    elif args.fmt == "junit":
+        from ..render.ci import junit_xml
+
+        print(junit_xml(report, view, traces, xla, root=os.environ.get("GITHUB_WORKSPACE") or None))
+    else:
+        print(report)
+        if merged is not None:
+            print()
+            print(render_breakdown_text(merged, view))
+    if args.fmt != "github":
+        sys.stderr.writelines(f"tfgraph-lab: warning: {w}\n" for w in unknown)
     try:
         if args.json:
             data = merged.to_dict() if merged is not None else report.to_dict()
@@ -307,6 +339,9 @@ def _report(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except TfgraphLabError as exc:
         print(f"tfgraph-lab: {exc}", file=sys.stderr)
         return 2
+    if traces or xla:
+        print(f"tfgraph-lab: {budget_message(traces, xla, report)}", file=sys.stderr)
+        return EXIT_BUDGET
     return 0
 
 

@@ -8,7 +8,7 @@ TensorFlow object: the recorder renders those to text before they arrive.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,11 +17,13 @@ from .vocab import Scope, Via
 
 __all__ = [
     "CallRun",
+    "CallSite",
     "Event",
     "FixPlan",
     "FunctionSummary",
     "GraphSummary",
     "Reason",
+    "call_sites",
     "name_match",
 ]
 
@@ -322,6 +324,64 @@ class CallRun:
             thread=data.get("thread"),
             process=data.get("process"),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    """The traces one line of the user's code caused in one function: every call made from
+    ``caller`` (``file:line``; ``""`` when the place is not known: a trace made without a call,
+    a report saved before callers were recorded) that traced. ``trace_seconds`` is the time of
+    those calls, ``retrace_seconds`` of those that retraced (a retrace's cost, as the report's
+    ``cost`` says it: the call's time, its tracing included); a trace begun before the watch
+    counts in ``traces`` but adds no time (it was not measured). ``codes``: the reason codes of
+    its retraces, in the order first seen. ``qualname``, ``label`` and ``filename`` name the
+    function's row (:attr:`key`)."""
+
+    qualname: str
+    filename: str
+    caller: str
+    traces: int
+    retraces: int
+    trace_seconds: float
+    retrace_seconds: float
+    codes: tuple[str, ...] = ()
+    label: str = ""  # "" on construction means the qualname
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.qualname)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The function's row (as :attr:`FunctionSummary.key`)."""
+        return (self.label, self.filename)
+
+    def to_dict(self) -> dict[str, object]:
+        keys = ("qualname", "label", "filename", "caller", "traces", "retraces")
+        return _as_dict(self, (*keys, "trace_seconds", "retrace_seconds", "codes"), codes=list(self.codes))
+
+
+def call_sites(events: Iterable[Event]) -> tuple[CallSite, ...]:
+    """One :class:`CallSite` per function and calling line that traced, in the order first
+    seen (the JSON's ``call_sites``; ``--sort cost`` ranks them by ``retrace_seconds``). Read
+    from the events, which keep every trace (only cached calls are summarised)."""
+    sums: dict[tuple[str, str, str], list[Any]] = {}
+    for e in events:
+        if not e.traced:
+            continue
+        row = sums.setdefault((e.label, e.filename, e.caller or ""), [e.qualname, 0, 0, 0.0, 0.0, {}])
+        seconds = 0.0 if e.began_before_watch else e.seconds
+        row[1] += e.traces
+        row[3] += seconds
+        if e.retraces:
+            row[2] += e.retraces
+            row[4] += seconds
+            for r in e.reasons:
+                row[5].setdefault(str(r.code), None)
+    return tuple(
+        CallSite(q, filename, caller, traces, retraces, t, rt, tuple(codes), label=label)
+        for (label, filename, caller), (q, traces, retraces, t, rt, codes) in sums.items()
+    )
 
 
 # FunctionSummary's JSON keys, in the JSON's order

@@ -22,11 +22,14 @@ from typing import Any, TypeVar
 
 from .counts import Selection
 
-__all__ = ["BREVITIES", "ViewOptions"]
+__all__ = ["BREVITIES", "SORTS", "ViewOptions"]
 
 # How much a face shows: the whole report, a summary (headline, one line per function with its
 # best fix: --summary), or nothing (the report is still built and written).
 BREVITIES = ("full", "summary", "quiet")
+# The order functions and call sites are listed in: as first seen, or the costliest retraces
+# first (--sort cost; the report computes the cost: TraceReport.listed).
+SORTS = ("seen", "cost")
 
 _Row = TypeVar("_Row")
 
@@ -39,17 +42,21 @@ class ViewOptions:
     one). ``earlier_graphs``: list the graphs traced before the watch that no call of it used
     (folded into one line otherwise: by a notebook's 8th cell, most rows). ``whole_caches``:
     every row of a long graph cache (otherwise its first 5 and last 2). ``brevity``: one of
-    :data:`BREVITIES`.
+    :data:`BREVITIES`. ``sort``: one of :data:`SORTS` (``"cost"``: the functions whose retraces
+    cost most first, and a list of the call sites, costliest first).
     """
 
     framework: bool = False
     earlier_graphs: bool = False
     whole_caches: bool = False
     brevity: str = "full"
+    sort: str = "seen"
 
     def __post_init__(self) -> None:
         if self.brevity not in BREVITIES:
             raise ValueError(f"brevity must be one of {', '.join(BREVITIES)}, got {self.brevity!r}")
+        if self.sort not in SORTS:
+            raise ValueError(f"sort must be one of {', '.join(SORTS)}, got {self.sort!r}")
 
     @classmethod
     def everything(cls, **changes: Any) -> ViewOptions:

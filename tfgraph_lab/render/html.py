@@ -24,6 +24,7 @@ from .compare import report_verdict
 from .fix_plan import mark_shown, plan_html
 from .format import as_cached_calls, call_label, fmt_seconds, place, plural, runs_on, short_path, visible
 from .reasons import failure_html, reasons_html
+from .sites import sites_html
 from .style import style_tag
 from .text import (
     TF_WARNINGS_TITLE,
@@ -62,12 +63,14 @@ def _render_html(report: TraceReport, view: ViewOptions) -> str:
     if not report.functions:
         parts.append("<p>No tf.function was called while watching.</p></div>")
         return "".join(parts)
-    listed = view.listed(report.functions)
+    listed = report.listed(view)
     shown = {f.label for f in listed}
     points = timeline(report.events, shown, runs=report.runs)
     if points:
         parts.append(chart_html(points, "time per call"))
     parts.append(_function_table(report, listed))
+    if view.sort == "cost":
+        parts.append(sites_html(report, view))
     nested = nested_note(report, listed)
     if nested:
         parts.append(f"<p class='tfgl-muted tfgl-nested'>{escape(nested)}</p>")

@@ -23,7 +23,7 @@ __all__ = ["function_lines", "render_summary", "render_summary_html"]
 def function_lines(report: TraceReport, view: ViewOptions) -> list[str]:
     """``train_step: 13 traces · 13 graphs · best fix: pass `lr` as … → 10 fewer graphs: …``."""
     out = []
-    for fn in view.listed(report.functions):
+    for fn in report.listed(view):
         parts = [plural(fn.traces, "trace"), plural(len(fn.graphs), "graph")]
         best = report.plan(fn).best
         if best is not None:

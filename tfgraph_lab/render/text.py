@@ -16,6 +16,7 @@ from .compare import report_verdict
 from .fix_plan import mark_shown, plan_lines
 from .format import as_cached_calls, call_label, fmt_seconds, place, plural, runs_on, short_path, visible
 from .reasons import reason_lines
+from .sites import site_lines
 from .xla import xla_headline, xla_lines, xla_row_note
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ def render_text(report: TraceReport, view: ViewOptions) -> str:
 def _render_text(report: TraceReport, view: ViewOptions) -> str:
     lines = ["tracewatch · " + headline(report, view)]
     lines += ["! " + n for n in notices(report)]
-    shown = view.listed(report.functions)
+    shown = report.listed(view)
     hidden = len(report.functions) - len(shown)
     if not report.functions:
         lines.append("no tf.function was called while watching.")
@@ -189,6 +190,8 @@ def _render_text(report: TraceReport, view: ViewOptions) -> str:
             f"({plural(hidden, 'TensorFlow/Keras function')} hidden; "
             "--all or show_framework=True lists them)"
         )
+    if view.sort == "cost":
+        lines += site_lines(report, view)
     by_fn: dict[tuple[str, str], list[Event]] = {}
     compiled: dict[tuple[str, str], list[Event]] = {}
     for e in report.events:

@@ -155,6 +155,20 @@ _RUN = _object(
     thread=_OPT_STR,
     process=_OPT_STR,
 )
+# one function called from one line of the user's code, the traces it caused and their cost
+# (model.records.CallSite); caller "" when the place is not known
+_CALL_SITE = _object(
+    ["qualname", "caller", "traces", "retraces", "retrace_seconds"],
+    qualname=_STR,
+    label=_STR,
+    filename=_STR,
+    caller=_STR,
+    traces=_COUNT,
+    retraces=_COUNT,
+    trace_seconds=_SECONDS,
+    retrace_seconds=_SECONDS,
+    codes=_STRINGS,
+)
 # --compare-eager's timings (the magic writes them): the watched run first in graph_runs
 _COMPARE_EAGER = {
     **_object(
@@ -203,6 +217,8 @@ SCHEMA: dict[str, Any] = {
         events={"type": "array", "items": {"$ref": "#/$defs/event"}},
         events_summarised=_COUNT,
         summarised_runs={"type": "array", "items": {"$ref": "#/$defs/run"}},
+        # per function and calling line: its traces and their cost, costliest retraces first
+        call_sites={"type": "array", "items": {"$ref": "#/$defs/call_site"}},
         warnings=_STRINGS,
         compare_eager={"$ref": "#/$defs/compare_eager"},
         labels={"type": "object", "additionalProperties": _STR},  # {filename: "In [3]"}
@@ -216,6 +232,7 @@ SCHEMA: dict[str, Any] = {
         "function": _FUNCTION,
         "event": _EVENT,
         "run": _RUN,
+        "call_site": _CALL_SITE,
         "compare_eager": _COMPARE_EAGER,
         "process": _PROCESS,
     },

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..model.counts import Selection, Totals, totals
-from ..model.records import CallRun, Event, FunctionSummary, name_match
+from ..model.records import CallRun, CallSite, Event, FunctionSummary, call_sites, name_match
 from ..model.view import ViewOptions
 from .schema import first_problem
 
@@ -87,7 +88,28 @@ class TraceReport:
     @property
     def shown_functions(self) -> tuple[FunctionSummary, ...]:
         """The functions :attr:`view` lists (framework ones only with ``view.framework``)."""
-        return self.view.listed(self.functions)
+        return self.listed()
+
+    def listed(self, view: ViewOptions | None = None) -> tuple[FunctionSummary, ...]:
+        """The functions ``view`` (default :attr:`view`) lists, in its order: as first seen, or
+        with ``sort="cost"`` the costliest retraces first (:meth:`retrace_seconds`; then the
+        most tracing time)."""
+        chosen = view or self.view
+        rows = chosen.listed(self.functions)
+        if chosen.sort != "cost":
+            return rows
+        return tuple(sorted(rows, key=lambda f: (-self.retrace_seconds(f), -f.trace_seconds)))
+
+    @cached_property
+    def call_sites(self) -> tuple[CallSite, ...]:
+        """Per function, per line of the user's code that called it and traced: traces,
+        retraces and what they cost, in the order first seen (the JSON's ``call_sites``)."""
+        return call_sites(self.events)
+
+    def retrace_seconds(self, fn: FunctionSummary) -> float:
+        """The time of ``fn``'s calls that retraced (their tracing included): what its retraces
+        cost, the sum of its call sites'."""
+        return sum(s.retrace_seconds for s in self.call_sites if s.key == fn.key)
 
     @property
     def summarised_calls(self) -> int:
@@ -265,6 +287,7 @@ class TraceReport:
             "events": [e.to_dict() for e in self.events],
             "events_summarised": self.summarised_calls,
             "summarised_runs": [r.to_dict() for r in self.runs],
+            "call_sites": [s.to_dict() for s in self.call_sites],
             "warnings": list(self.warnings),
             **({"compare_eager": self.compare_eager} if self.compare_eager else {}),
             **({"labels": dict(self.labels)} if self.labels else {}),

@@ -27,6 +27,8 @@ CORE_TESTS=(
   tests/recording/test_xla_caveats.py  # fixes under XLA and a strategy, against TF 2.15's own counts
   tests/keras/test_redteam_keras.py  # a failing fit/evaluate/predict unpatches at once, Keras 2 too
   tests/watching/test_redteam_api.py  # incl. a trace begun before the watch (TF's __call__ frame, 2.15)
+  tests/lessons/test_lesson_claims.py  # every claim the lessons teach, on TF 2.15 too (Keras 2's counts where they differ)
+  tests/lessons/test_lesson_claims_extras.py
 )
 
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1

@@ -186,7 +186,9 @@ history = model.fit(X, Y, batch_size=32, epochs=3, verbose=0)"""),
         md("""**Explain.** `fit` did not retrace for the last batch, and not by magic: Keras turns the
 arrays into a `tf.data` dataset whose batch dimension is unknown (`None` — the last batch may
 be smaller, as lesson 04 showed), and its step functions take the batches from that dataset
-*inside* a graph, so the step is traced once, for shape `(None, 8)`. Keras also wraps them with
+*inside* a graph, so the step is traced once, for shape `(None, 8)` (Keras 3; on the oldest
+TF this project supports, Keras 2 (TF 2.15) traces it twice — its optimizer creates variables on
+the first call, lesson 05 — and none for the last batch either). Keras also wraps them with
 `reduce_retracing=True` (Keras 3.15 `TensorFlowTrainer._make_function`). Your own
 `tf.function` fed batch by batch from Python gets each batch's real shape — custom training
 loops are where retracing hides.

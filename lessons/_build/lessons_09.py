@@ -355,7 +355,8 @@ print("tracing count:", predict_traces)"""),
         grade("predict_guess", "predict_traces", what="traces"),
         md("""**Explain.** Keras makes its `predict_function` with `reduce_retracing=True` (Keras 3.15 on
 TF 2.21): the first batch size traces exactly, the second a graph with `None` rows that
-serves every later size. Each *new model* has its own `predict_function`, so fresh models in a
+serves every later size. (Keras 2 (TF 2.15) traces it once: it feeds `predict` from a
+`tf.data` dataset whose batch dimension is `None`, as `fit` does (the iterator section above).) Each *new model* has its own `predict_function`, so fresh models in a
 loop trace once each — and since their functions share Keras's Python code, TF's warning
 counts them together, calls of earlier models included, and fires:"""),
         code("""\

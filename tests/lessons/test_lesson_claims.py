@@ -24,6 +24,11 @@ tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
 
 
+#: tf.keras 2.15, the Keras the oldest supported TF (2.15) bundles: some lesson counts are
+#: Keras 3's, and the lessons say so; these tests check the Keras 2 count the lesson states.
+KERAS_2 = keras.__version__.startswith("2.")
+
+
 def count(fn: Any) -> int:
     return int(fn.experimental_get_tracing_count())
 
@@ -281,6 +286,10 @@ def test_keras_auto_jit_compile_is_off_on_a_cpu_only_machine() -> None:
         pytest.skip("an accelerator is present")
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     model.compile(optimizer="sgd", loss="mse")
+    if KERAS_2:  # tf.keras 2.15 (the oldest TF): no "auto", None is off; 07 scopes it to Keras 3
+        assert model.jit_compile is None
+        assert '`compile(jit_compile="auto")` — Keras 3\'s default' in lesson_text("07_training_loop_clinic")
+        return
     assert model.jit_compile is False
 
 
@@ -420,6 +429,21 @@ def test_keras_fit_traces_once_because_the_batch_dimension_is_unknown() -> None:
     import inspect
 
     np = pytest.importorskip("numpy")
+    if KERAS_2:
+        # tf.keras 2.15 (the oldest TF): the dataset's batch is None too, so the short last
+        # batch adds no trace; the step traces twice because its optimizer creates variables on
+        # the first call (lesson 05), with or without a short batch — as lesson 07 says.
+        counts = []
+        for rows in (192, 200):
+            model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss="mse")
+            x, y = np.ones([rows, 8], "float32"), np.ones([rows, 1], "float32")
+            model.fit(x, y, batch_size=32, epochs=3, verbose=0)
+            counts.append(count(model.train_function))
+        assert counts == [2, 2]  # 192 rows: no short batch; 200: a last batch of 8, no more traces
+        assert "shape=(None, 8)" in model.train_function.pretty_printed_concrete_signatures()
+        assert "Keras 2 (TF 2.15) traces it twice" in lesson_text("07_training_loop_clinic")
+        return
     from keras.src.backend.tensorflow import trainer as tf_trainer
     from keras.src.trainers import trainer
     from keras.src.trainers.data_adapters import array_data_adapter

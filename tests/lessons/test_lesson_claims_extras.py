@@ -18,8 +18,25 @@ tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
 
 
+#: tf.keras 2.15, the Keras the oldest supported TF bundles (see test_lesson_claims.KERAS_2).
+KERAS_2 = keras.__version__.startswith("2.")
+
+
 def count(fn: Any) -> int:
     return int(fn.experimental_get_tracing_count())
+
+
+def lesson_text(name: str) -> str:
+    """The cells of lesson ``name`` as the build writes them (lessons/_build), joined."""
+    import sys
+    from pathlib import Path
+
+    build = str(Path(__file__).resolve().parents[2] / "lessons" / "_build")
+    if build not in sys.path:
+        sys.path.insert(0, build)
+    from build_lessons import LESSONS
+
+    return "\n".join(cell.source for cell in LESSONS[name]())
 
 
 def test_a_nested_function_is_traced_with_its_caller_into_its_own_cache() -> None:
@@ -307,6 +324,8 @@ def test_lesson_09s_graders_are_rerun_safe() -> None:
     from pathlib import Path
 
     pytest.importorskip("nbclient")
+    if KERAS_2:
+        pytest.skip("lesson 09's predict prediction is Keras 3's count (2); Keras 2's 1 is checked above")
     build = Path(__file__).resolve().parents[2] / "lessons" / "_build"
     sys.path.insert(0, str(build))
     from build_lessons import LESSONS, answer_key
@@ -407,7 +426,9 @@ def test_keras_predict_traces_its_own_function_and_fresh_models_set_off_tfs_warn
     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
     for rows in (4, 5, 6, 7, 8, 9):
         model.predict(np.ones((rows, 3), "float32"), verbose=0)
-    assert count(model.predict_function) == 2
+    # tf.keras 2.15 (the oldest TF) feeds predict from a dataset whose batch is None: 1 trace
+    assert count(model.predict_function) == (1 if KERAS_2 else 2)
+    assert "Keras 2 (TF 2.15) traces it once" in lesson_text("09_extras_from_the_guide")
 
     fresh_counts = []
     for _ in range(6):

@@ -137,11 +137,14 @@ def _compare_eager() -> list[dict[str, Any]]:
         return [{"graph_seconds": 0.5, "eager_seconds": 0.5, "graph_runs": [0.5], "eager_runs": [0.5],
                  "rerun_failed": "eager", "rerun_error": "ValueError: boom"}]  # fmt: skip
 
-    def fails(_: object) -> float:
+    from tfgraph_lab.trial.state import UserState
+
+    def fails(*_: object) -> float:
         raise ValueError("boom")
 
-    ok = TraceWatchMagics._compare_runs(types.SimpleNamespace(_timed=lambda _: 0.01), None, 0.02)  # type: ignore[arg-type]
-    failed = TraceWatchMagics._compare_runs(types.SimpleNamespace(_timed=fails), None, 0.02)  # type: ignore[arg-type]
+    start = UserState({})  # the state each re-run starts from: nothing here
+    ok = TraceWatchMagics._compare_runs(types.SimpleNamespace(_timed=lambda *_: 0.01), None, 0.02, start)  # type: ignore[arg-type]
+    failed = TraceWatchMagics._compare_runs(types.SimpleNamespace(_timed=fails), None, 0.02, start)  # type: ignore[arg-type]
     return [{**ok, **failed}, ok, failed]
 
 

@@ -22,19 +22,19 @@ what actually happened, understand why, fix it, and have the fix checked by meas
 
 | lesson | topic | time |
 | --- | --- | --- |
-| 00 | start here: the tools (`%%tracewatch`, labs, checks) | 15 min |
-| 01 | eager vs graph execution, AutoGraph, when the graph wins | 25 min |
-| 02 | tracing and the graph cache, side effects, closures and attributes, concrete functions | 20 min |
-| 03 | the Python-scalar trap: `training=True` then `False`, changing ints | 25 min |
-| 04 | shapes and dtypes: the smaller last batch, `input_signature`, `reduce_retracing` | 25 min |
-| 05 | variables: created inside a `tf.function`, as arguments, a second optimizer | 25 min |
-| 06 | objects, structures and re-created functions | 25 min |
-| 07 | training-loop clinic: Keras `fit`, a custom loop, retrace budgets, monitoring (XLA: optional) | 25 min |
-| 08 | capstone: fix a slow training script | 35 min |
-| 09 | optional extras from TensorFlow's `tf.function` guide | 55 min |
+| 00 | start here: the tools (`%%tracewatch`, labs, checks) | 25 min |
+| 01 | eager vs graph execution, AutoGraph, when the graph wins | 30 min |
+| 02 | tracing and the graph cache, side effects, closures and attributes, concrete functions | 30 min |
+| 03 | the Python-scalar trap: `training=True` then `False`, changing ints | 40 min |
+| 04 | shapes and dtypes: the smaller last batch, `input_signature`, `reduce_retracing` | 35 min |
+| 05 | variables: created inside a `tf.function`, as arguments, a second optimizer | 35 min |
+| 06 | objects, structures and re-created functions | 30 min |
+| 07 | training-loop clinic: Keras `fit`, a custom loop, retrace budgets, monitoring (XLA: optional) | 45 min |
+| 08 | capstone: fix a slow training script | 55 min |
+| 09 | optional extras from TensorFlow's `tf.function` guide | 60 min |
 
-3 h 40 min in all for 00–08, for a learner who reads every cell, predicts and does each
-exercise; 09 is for after the course.
+5 h 25 min in all for 00–08, for a learner who reads every cell and output, predicts, plays
+each lab and does each exercise (failing it once); 09 is for after the course.
 
 **One session for all lessons.** Open the next lesson from JupyterLab's file browser (the
 `lessons/` folder on the left), not from a new launch link.

@@ -103,6 +103,7 @@ def test_tracewatch_summary_and_junit_properties_in_process(pytester: pytest.Pyt
     result.assert_outcomes(passed=3, failed=1)
     out = result.stdout.str()
     assert "<lambda>: shape-changed x: (1,) → (2,)" in out
+    assert "test_plugin_shapes.py::test_shapes: 2 traces, 1 retrace\n" in out  # one retrace, said so
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     props = [(p.get("name"), p.get("value")) for p in cases["test_shapes"].iter("property")]
     assert ("tracewatch.traces", "2") in props and ("tracewatch.retraces", "1") in props

@@ -209,12 +209,13 @@ class SessionWatch:
             return
         tr = terminalreporter
         tr.write_sep("=", "tfgraph_lab: retraces per test")
+        from ..render.format import plural
+
         retraced = [t for t in self.tests if t[2]]
         for nodeid, traces, retraces, lines in sorted(retraced):
-            tr.write_line(f"{nodeid}: {traces} traces, {retraces} retraces")  # ≥ 1 of each
+            tr.write_line(f"{nodeid}: {plural(traces, 'trace')}, {plural(retraces, 'retrace')}")
             for line in lines:
                 tr.write_line(f"    {line}")
-        from ..render.format import plural
 
         traces = sum(t[1] for t in self.tests)
         retraces = sum(t[2] for t in self.tests)

@@ -262,6 +262,12 @@ def test_pages_a_learner_opens_first_give_no_answer_away() -> None:
     cheat_sheet = (ROOT / "lessons" / "CHEATSHEET.md").read_text(encoding="utf-8")
     assert "It states the answers\nof the lessons' predictions: keep it for after a lesson" in cheat_sheet
     assert "for after the lessons (it states their answers)" in readme
+    # 08's recap links the cheat sheet, after 00–08's predictions but before 09's: it may not
+    # answer 09's (issue 34.2)
+    later = [p for name in ("nested_guess", "cheap_guess", "iterator_guess", "init_guess", "cond_guess",
+                            "predict_guess", "extension_guess", "kept_guess") for p in GIVEAWAYS.get(name, [])]
+    for phrase in [*later, "both** branches", "`None` batch: one trace", "traces **both**"]:
+        assert phrase not in cheat_sheet, f"CHEATSHEET.md answers a lesson 09 prediction: {phrase!r}"
 
 
 #: The names a measuring cell can leave for its grade: ``NAME = …``, ``… as NAME``, ``-v NAME``.

@@ -145,12 +145,19 @@ class GraphSummary:
     via: str = Via.CALL
     scope: str = Scope.NONE
     generalised: bool = False
+    # The function object that traced it (events[].function_object's number), when the row's
+    # graphs come from more than one (a Keras recompile, a tf.function made again); None else.
+    function_object: int | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return _as_dict(self, ("signature", "hits", "traced_in_watch", "via", "scope", "generalised"))
+        data = _as_dict(self, ("signature", "hits", "traced_in_watch", "via", "scope", "generalised"))
+        if self.function_object is not None:  # only when set: reports of one object are unchanged
+            data["function_object"] = self.function_object
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GraphSummary:
+        number = data.get("function_object")
         return cls(
             signature=data["signature"],
             hits=int(data["hits"]),
@@ -158,6 +165,7 @@ class GraphSummary:
             via=str(data.get("via", "call")),
             scope=str(data.get("scope", "")),
             generalised=bool(data.get("generalised", False)),
+            function_object=None if number is None else int(number),
         )
 
 

@@ -287,6 +287,7 @@ def aggregate(
         _count_whole_run(acc, events)
         _say_xla_trade(acc, events)
         info = acc.info
+        several = len({id(g.state) for g in acc.graphs}) > 1  # rows alike, told apart by object
         graphs = tuple(
             GraphSummary(
                 signature=g.signature.text,
@@ -295,6 +296,7 @@ def aggregate(
                 via=g.via,
                 scope=g.scope,
                 generalised=g.generalised,
+                function_object=g.state.object_no if several else None,
             )
             for i, g in enumerate(acc.graphs)
         )
@@ -335,7 +337,9 @@ def _count_whole_run(acc: _Acc, events: list[Event]) -> None:
         return
     used = [g.signature for i, g in enumerate(acc.graphs) if g.in_watch or acc.hits.get(i)]
     # the graphs before a fix, counted as explain.plan.graphs_before counts them from the report
-    whole = WholeRun(used, code_name(acc.info.qualname), [g.signature for g in acc.graphs], before=len(used) or None)
+    whole = WholeRun(
+        used, code_name(acc.info.qualname), [g.signature for g in acc.graphs], before=len(used) or None
+    )
     acc.reasons = list(whole.reasons(acc.reasons))
     for at in acc.events:
         if at < len(events) and events[at].reasons:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..explain.fixes import code_name
 from ..model.records import Event, FunctionSummary, GraphSummary
 from ..model.view import ViewOptions
-from ..model.vocab import ReasonCode, Via
+from ..model.vocab import ReasonCode
 from .blocks import stat_html, stats_html
 from .chart import chart_html
 from .compare import report_verdict
@@ -30,6 +30,7 @@ from .text import (
     TF_WARNINGS_TITLE,
     cost_phrase,
     folded_text,
+    graph_notes,
     graphs_shown,
     long_cache_split,
     more_like_those,
@@ -187,13 +188,11 @@ def _function_table(report: TraceReport, functions: tuple[FunctionSummary, ...])
     )
 
 
-def _cache_table(graphs: list[tuple[int, GraphSummary]]) -> str:
+def _cache_table(graphs: list[tuple[int, GraphSummary]], fn: FunctionSummary) -> str:
     rows = "".join(
         f"<tr><td class='tfgl-num'>#{i}</td><td><code>{escape(g.signature or '()')}</code></td>"
         f"<td class='tfgl-num'>{g.hits:,}</td><td class='tfgl-muted'>"
-        f"{'' if g.traced_in_watch else 'traced before the watch'}"
-        f"{escape(' via ' + g.via) if g.via not in (Via.CALL, Via.BEFORE) else ''}"
-        f"{' generalised by reduce_retracing' if g.generalised else ''}</td></tr>"
+        f"{escape('; '.join(graph_notes(g, fn)))}</td></tr>"
         for i, g in graphs
     )
     return (
@@ -218,18 +217,18 @@ def _function_block(report: TraceReport, fn: FunctionSummary, events: list[Event
     if fn.graphs:
         shown_graphs, folded = graphs_shown(fn, view)
         head, middle, tail = long_cache_split(shown_graphs, view)
-        out.append(_cache_table(head))
+        out.append(_cache_table(head, fn))
         if middle:
             out.append(
                 f"<details class='tfgl-folded-graphs'><summary>{plural(len(middle), 'more graph')}</summary>"
-                f"{_cache_table(middle)}</details>"
+                f"{_cache_table(middle, fn)}</details>"
             )
         if tail:
-            out.append(_cache_table(tail))
+            out.append(_cache_table(tail, fn))
         if folded:
             out.append(
                 f"<details class='tfgl-folded-graphs'><summary>{escape(folded_text(report, len(folded)))}"
-                f"</summary>{_cache_table(folded)}</details>"
+                f"</summary>{_cache_table(folded, fn)}</details>"
             )
     out.append(xla_html(fn, events))
     shown = [e for e in events if any(r.code != ReasonCode.FIRST_TRACE for r in e.reasons) or e.failed_trace]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..explain.fixes import code_name
 from ..model.records import Event, FunctionSummary, GraphSummary
 from ..model.view import ViewOptions
-from ..model.vocab import ReasonCode, Via
+from ..model.vocab import ReasonCode, Scope, Via
 from .compare import report_verdict
 from .fix_plan import mark_shown, plan_lines
 from .format import as_cached_calls, call_label, fmt_seconds, place, plural, runs_on, short_path, visible
@@ -187,8 +187,7 @@ def _render_text(report: TraceReport, view: ViewOptions) -> str:
         lines.append(nested)
     if hidden:
         lines.append(
-            f"({plural(hidden, 'TensorFlow/Keras function')} hidden; "
-            "--all or show_framework=True lists them)"
+            f"({plural(hidden, 'TensorFlow/Keras function')} hidden; --all or show_framework=True lists them)"
         )
     if view.sort == "cost":
         lines += site_lines(report, view)
@@ -210,10 +209,10 @@ def _render_text(report: TraceReport, view: ViewOptions) -> str:
             lines.append("  graph cache:")
             shown_graphs, folded = graphs_shown(fn, view)
             head, middle, tail = long_cache_split(shown_graphs, view)
-            lines += [_graph_line(i, g) for i, g in head]
+            lines += [_graph_line(i, g, fn) for i, g in head]
             if middle:
                 lines.append(f"    … {plural(len(middle), 'more graph')} (--all lists them)")
-            lines += [_graph_line(i, g) for i, g in tail]
+            lines += [_graph_line(i, g, fn) for i, g in tail]
             if folded:
                 lines.append(f"    … {folded_text(report, len(folded))} (--all lists them)")
         traced = by_fn.get(fn.key, [])
@@ -306,13 +305,33 @@ def long_cache_split(
     return rows[:5], rows[5:-2], rows[-2:]
 
 
-def _graph_line(i: int, g: GraphSummary) -> str:
-    note = "" if g.traced_in_watch else "  (traced before the watch)"
-    if g.via not in (Via.CALL, Via.BEFORE):
-        note += f"  (via {g.via})"
-    if g.generalised:
-        note += "  (generalised by reduce_retracing)"
+def _graph_line(i: int, g: GraphSummary, fn: FunctionSummary) -> str:
+    note = "".join(f"  ({n})" for n in graph_notes(g, fn))
     return f"    #{i}  {g.signature or '()'}  — {plural(g.hits, 'hit')}{note}"
+
+
+def graph_notes(g: GraphSummary, fn: FunctionSummary) -> list[str]:
+    """What tells a cache row apart beyond its signature: traced before the watch, how, by
+    reduce_retracing, the first trace that created the variables (TF traced the same signature
+    again, and calls run that graph), and which function object traced it when the row has
+    several (a Keras recompile: four identical ``(None, 8)`` rows, two per object)."""
+    notes = [] if g.traced_in_watch else ["traced before the watch"]
+    if g.via not in (Via.CALL, Via.BEFORE):
+        notes.append(f"via {g.via}")
+    if g.generalised:
+        notes.append("generalised by reduce_retracing")
+    if g.scope == Scope.VARIABLE_CREATION and any(
+        o is not g
+        and o.scope != Scope.VARIABLE_CREATION
+        and o.signature == g.signature
+        and o.function_object == g.function_object
+        for o in fn.graphs
+    ):
+        notes.append("the first trace, which created the variables; calls run the next")
+    objects = list(dict.fromkeys(o.function_object for o in fn.graphs if o.function_object is not None))
+    if len(objects) > 1 and g.function_object in objects:
+        notes.insert(0, f"function object {objects.index(g.function_object) + 1} of {len(objects)}")
+    return notes
 
 
 def folded_text(report: TraceReport, n: int) -> str:
@@ -344,7 +363,7 @@ def wrap_lines(lines: list[str], width: int = LINE_CHARS) -> list[str]:
             out.append(line)
             continue
         indent = " " * (len(line) - len(line.lstrip()))
-        indent += "# " if line.lstrip().startswith("#") else "    "
+        indent += "# " if line.lstrip().startswith("# ") else "    "  # a comment, not a row "#3"
         out += textwrap.wrap(
             line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
         )

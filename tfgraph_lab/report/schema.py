@@ -75,6 +75,7 @@ _GRAPH = _object(
     via=_STR,
     scope=_STR,
     generalised=_BOOL,
+    function_object=_COUNT,  # present when the row's graphs come from more than one object
 )
 _FUNCTION = _object(
     ["qualname", "calls", "traces"],

@@ -58,3 +58,24 @@ def test_cli_run_summary_flag(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "  step: 3 traces · 3 graphs · best fix: step(..., n=tf.constant(n))  # at every call → " in proc.stderr, proc.stderr
     assert "graph cache:" not in proc.stderr
+
+
+@pytest.mark.usefixtures("fresh_recording")
+def test_a_recompile_that_changed_only_the_learning_rate_is_summarised_with_its_advice() -> None:
+    """The summary said 'no change saves a graph for these calls' where the whole report
+    advised model.optimizer.learning_rate.assign(0.001) instead of the second compile."""
+    import keras
+    import numpy as np
+
+    x, y = np.ones((20, 4), "float32"), np.ones((20, 1), "float32")
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    with tfgraph_lab.watch() as w:
+        model.compile(keras.optimizers.Adam(0.01), "mse")
+        model.fit(x, y, batch_size=20, epochs=1, verbose=0)
+        model.compile(keras.optimizers.Adam(0.001), "mse")
+        model.fit(x, y, batch_size=20, epochs=1, verbose=0)
+    text = str(w.report.with_view(brevity="summary"))
+    step = next(line for line in text.splitlines() if "train step" in line)
+    assert "model.optimizer.learning_rate.assign(0.001)" in step, text
+    assert "no change saves a graph" not in step, text
+    assert "model.optimizer.learning_rate.assign(0.001)" in str(w.report)  # the whole report's advice

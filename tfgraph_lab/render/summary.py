@@ -28,12 +28,20 @@ def function_lines(report: TraceReport, view: ViewOptions) -> list[str]:
         best = report.plan(fn).best
         if best is not None:
             parts.append(f"best fix: {best.line(report.plan(fn).name)}")
+        elif fn.retraces and fn.suggestion:  # advice the plan cannot hold (a Keras recompile's)
+            parts.append(f"suggested: {_first_line(fn.suggestion)}")
         elif fn.retraces:
             parts.append("no change saves a graph for these calls (the full report says why)")
         else:
             parts.append("no retrace")
         out.append(f"{fn.label}: " + " · ".join(parts))
     return out
+
+
+def _first_line(suggestion: str) -> str:
+    """The suggestion's first line, a comment's text without its ``#``."""
+    line = suggestion.strip().splitlines()[0].strip()
+    return line[1:].strip() if line.startswith("#") else line
 
 
 def render_summary(report: TraceReport, view: ViewOptions) -> str:

@@ -96,7 +96,7 @@ Other flags you will meet (`%%tracewatch?` shows them all):
 
 * `-q` quiet, `-o` return the report, `-v NAME` store it;
 * `--max-traces N` or `--max-traces FN=N`: a **retrace budget** — the cell fails when a function traces more (lesson 07);
-* `--compare-eager`: runs the cell a second time with `tf.config.run_functions_eagerly(True)` and compares the times (lesson 01);
+* `--compare-eager`: runs the cell again, eagerly (`tf.config.run_functions_eagerly(True)`) and as graphs in turn, up to 5 more times, and compares the times; afterwards the state of the watched run is put back (lesson 01);
 * `--all`: also show TensorFlow/Keras internal functions (lesson 07);
 * `%tracewatch on` / `off`: a short notice under *every* cell that retraces (lesson 07).
 

@@ -40,10 +40,12 @@ def _hidden(name: str) -> bool:
     return name.startswith("_") or name in ("In", "Out", "exit", "quit", "get_ipython")
 
 
-def _variables(namespace: MutableMapping[str, Any], extra: Sequence[Any]) -> list[Any]:
+def _variables(namespace: MutableMapping[str, Any], extra: Sequence[Any]) -> tuple[list[Any], bool]:
+    """The variables reachable from the names (and ``extra``), and whether a Keras optimizer's
+    are among them."""
     tf = sys.modules.get("tensorflow")
     if tf is None:
-        return []
+        return [], False
     keras = sys.modules.get("keras")
     keras_variable = getattr(keras, "Variable", None) if keras is not None else None
     keras_owners: tuple[type, ...] = ()
@@ -58,6 +60,10 @@ def _variables(namespace: MutableMapping[str, Any], extra: Sequence[Any]) -> lis
             if isinstance(c, type)
         )
     found: dict[int, Any] = {}
+    optimizer_class = (
+        getattr(getattr(keras, "optimizers", None), "Optimizer", None) if keras is not None else None
+    )
+    optimizers: list[Any] = []
 
     def visit(obj: Any, depth: int) -> None:
         if isinstance(obj, tf.Variable) or (keras_variable is not None and isinstance(obj, keras_variable)):
@@ -71,6 +77,8 @@ def _variables(namespace: MutableMapping[str, Any], extra: Sequence[Any]) -> lis
                 owned = []
             for v in owned:
                 found.setdefault(id(v), v)
+            if owned and isinstance(optimizer_class, type) and isinstance(obj, optimizer_class):
+                optimizers.append(obj)
             optimizer = getattr(obj, "optimizer", None) if keras_owners else None
             if optimizer is not None and optimizer is not obj and depth > 0:
                 visit(optimizer, depth - 1)
@@ -83,7 +91,7 @@ def _variables(namespace: MutableMapping[str, Any], extra: Sequence[Any]) -> lis
             visit(value, 2)
     for v in extra:
         found.setdefault(id(v), v)
-    return list(found.values())
+    return list(found.values()), bool(optimizers)
 
 
 class UserState:
@@ -100,7 +108,8 @@ class UserState:
             if type(obj) in _CONTAINERS and not _hidden(name)
         ]
         self.values: list[tuple[Any, Any]] = []
-        for v in _variables(namespace, extra):
+        variables, self.optimizers = _variables(namespace, extra)
+        for v in variables:
             try:
                 self.values.append((v, v.numpy()))
             except Exception:  # an uninitialised or symbolic variable: not kept
@@ -152,9 +161,8 @@ class UserState:
             )
         if self.values:
             n = len(self.values)
-            parts.append(
-                f"the values of {n} tf.Variable{'s' if n != 1 else ''} (Keras optimizers' iterations included)"
-            )
+            steps = " (Keras optimizers' iterations included)" if self.optimizers else ""
+            parts.append(f"the values of {n} tf.Variable{'s' if n != 1 else ''}{steps}")
         parts.append("numpy's and Python's random state" if self.rngs else "Python's random state")
         return ", ".join(parts)
 

@@ -28,17 +28,21 @@ def xla_key_reader() -> Callable[[tuple[Any, ...], dict[str, Any]], tuple[Any, .
     ~3-5 us; None when TF moved these names.
     """
     try:
-        from tensorflow.python.eager import context, record
+        from tensorflow.python import pywrap_tfe
+        from tensorflow.python.eager import context
         from tensorflow.python.util import nest
     except ImportError:
         return None
     flatten = nest.flatten
-    executing_eagerly = context.executing_eagerly
-    taping = getattr(record, "could_possibly_record", None)
-    if taping is None:
+    # what record.could_possibly_record() negates, without its Python frame
+    tape_set_is_empty = getattr(pywrap_tfe, "TFE_Py_TapeSetIsEmpty", None)
+    if tape_set_is_empty is None:
         return None
     ctx = context.context
-    if not hasattr(ctx(), "device_name"):
+    # Context.executing_eagerly() and Context.device_name read this per-thread object (TF
+    # 2.15-2.21): read directly, two Python frames fewer per call (~0.8 us, TF 2.21).
+    local = getattr(ctx(), "_thread_local_data", None)
+    if local is None or not hasattr(local, "is_eager") or not hasattr(local, "device_name"):
         return None
 
     try:
@@ -47,23 +51,24 @@ def xla_key_reader() -> Callable[[tuple[Any, ...], dict[str, Any]], tuple[Any, .
         return None
 
     def key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
-        if not executing_eagerly():
+        local = ctx()._thread_local_data  # the context's own: a reset context has a new one
+        if not local.is_eager:
             return None
         if not kwargs and len(args) == 1 and type(args[0]) is EagerTensor:
             # one positional tensor, the commonest call: no generator (~0.5 us less, TF 2.21)
             a = args[0]
-            return (ctx().device_name, ((a._datatype_enum(), a._shape_tuple()),), taping())
+            return (local.device_name, ((a._datatype_enum(), a._shape_tuple()),), not tape_set_is_empty())
         if not kwargs and all(type(a) is EagerTensor for a in args):
             # the common call: positional tensors (nest.flatten would cost ~3 us more)
             fast = tuple((a._datatype_enum(), a._shape_tuple()) for a in args)
-            return (ctx().device_name, fast, taping())
+            return (local.device_name, fast, not tape_set_is_empty())
         leaves = []
         for leaf in flatten((args, kwargs), expand_composites=True):
             shape_tuple = getattr(leaf, "_shape_tuple", None)
             if shape_tuple is not None:
                 enum = getattr(leaf, "_datatype_enum", None)  # a tf.Variable has none
                 leaves.append((enum() if enum is not None else leaf.dtype, shape_tuple()))
-        return (ctx().device_name, tuple(leaves), taping())
+        return (local.device_name, tuple(leaves), not tape_set_is_empty())
 
     return key
 

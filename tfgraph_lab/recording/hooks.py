@@ -53,6 +53,7 @@ def make_call_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any
     assert hub.handles is not None
     eager_flags = hub.handles.eager_flag_module  # RUN_FUNCTIONS_EAGERLY lives here
     xla_call = hub.xla.call  # the hub makes its XLA path before it makes this hook (one per install)
+    xla_key = hub.xla.key  # None: this TensorFlow's names moved, XLA is not counted
 
     def __call__(fn: Any, *args: Any, **kwds: Any) -> Any:
         __tracebackhide__ = True  # pytest and IPython skip this frame in tracebacks
@@ -80,6 +81,23 @@ def make_call_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any
         seconds = perf() - t0
         stack.pop()
         if state.xla:  # XLA compiles per concrete shape, even without a retrace
+            # The one case per call: a cached call of a jit_compile function at a shape XLA
+            # compiled for before (its key in the graph's XlaMemory) is a hit, decided here
+            # without a call into the XLA path (benchmarks/overhead.py's XLA row).
+            graph = state.hit_graph
+            if graph is not None and frame.traces is NO_TRACES and frame.served is None:
+                memory = graph.xla_keys
+                if memory is not None and xla_key is not None and state.info.jit_compile:
+                    try:
+                        key = None if eager_flags.RUN_FUNCTIONS_EAGERLY else xla_key(args, kwds)
+                    except Exception:  # never into the user's call: the XLA path reads it again
+                        key = None
+                    if key is not None and key in memory.keys:
+                        memory.cached.append(seconds)
+                        log_append(new_hit((state, seconds, graph, t0, stack)))
+                        if len(entries) >= calllog.summarise_at:
+                            hub.summarise_log()
+                        return result
             xla_call(hub, frame, seconds, fn, args, kwds, t0, stack)
             return result
         if frame.traces is NO_TRACES:

@@ -43,7 +43,7 @@ from ..model.records import Reason
 from ..model.signatures import ArgLeaf, format_shape
 from ..model.vocab import Via
 from .calllog import CallRecord, Hit, new_hit
-from .host import NO_TRACES, Frame, Host
+from .host import Frame, Host
 
 __all__ = ["COMPILE_RATIO", "Site", "XlaMemory", "XlaModel", "XlaOutcome", "estimate_hidden", "judge_by_time"]
 
@@ -121,36 +121,9 @@ class XlaModel:
         whose graphs call one). Reads XLA's cache key (a few microseconds) and logs a hit as the
         hot path does, else a slow-path record carrying what XLA compiled. ``start`` and
         ``stack``: the hook's clock reading and the thread's stack (read again when absent)."""
+        # The cached call of a jit_compile function at a shape XLA compiled before, the one case
+        # per call, never comes here: the hook decides it (recording/hooks.py).
         state, served, traces = frame.state, frame.served, frame.traces
-        # The cached call of a jit_compile function at a shape XLA compiled before: the one case
-        # per call, so it is handled first with the fewest lookups (benchmarks/overhead.py's
-        # XLA row: a watched cached call was 4.6% slower, 1.65 µs of it the key, TF 2.21).
-        graph = state.hit_graph
-        key_of = self.key
-        if served is None and traces is NO_TRACES and graph is not None and key_of is not None:
-            memory = graph.xla_keys
-            if memory is not None and state.info.jit_compile and not self.eager_flags.RUN_FUNCTIONS_EAGERLY:
-                try:
-                    key = key_of(args, kwargs)
-                except Exception:
-                    key = None
-                if key is not None and key in memory.keys:
-                    memory.cached.append(seconds)
-                    calllog = hub.calllog
-                    calllog.append(
-                        new_hit(
-                            (
-                                state,
-                                seconds,
-                                graph,
-                                start if start is not None else time.perf_counter() - seconds,
-                                stack if stack is not None else hub.stack(),
-                            )
-                        )
-                    )
-                    if len(calllog.entries) >= calllog.summarise_at:
-                        hub.summarise_log()
-                    return
         if served is not None:
             graph = state.graphs.get(served)
         elif traces:
@@ -169,8 +142,10 @@ class XlaModel:
             hub.record_slow_call(frame, seconds, fn, args, kwargs, None, xla=outcome, graph=graph)
             return
         calllog = hub.calllog
-        # a Hit, as the hot path makes it; the start is a few microseconds late (the key was read)
-        calllog.append(new_hit((state, seconds, graph, time.perf_counter() - seconds, hub.stack())))
+        # a Hit, as the hot path makes it (without the hook's reading, the start is a few
+        # microseconds late: the key was read)
+        began = start if start is not None else time.perf_counter() - seconds
+        calllog.append(new_hit((state, seconds, graph, began, stack if stack is not None else hub.stack())))
         if len(calllog.entries) >= calllog.summarise_at:
             hub.summarise_log()
 

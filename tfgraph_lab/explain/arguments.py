@@ -204,14 +204,21 @@ def python_value_changed(
     )
 
 
+def tensor_differs(prev: ArgLeaf, leaf: ArgLeaf) -> bool:
+    """:func:`tensor_changed` gives a reason for these two tensor leaves (not None)."""
+    if prev.dtype != leaf.dtype:
+        return True
+    if prev.shape is None or leaf.shape is None:
+        return False
+    return not _compatible(leaf.shape, prev.shape)
+
+
 def tensor_changed(
     path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
 ) -> Reason | None:
     if prev.dtype != leaf.dtype:
         return dtype_changed(path, prev, leaf, history, name)
-    if prev.shape is None or leaf.shape is None:
-        return None
-    if _compatible(leaf.shape, prev.shape):
+    if not tensor_differs(prev, leaf):
         return None
     signature = input_signature_plan(history)
     relax: FixPlan | None = reduce_retracing_plan(history)

@@ -22,6 +22,7 @@ from .arguments import (
     python_value_changed,
     structure_changed,
     tensor_changed,
+    tensor_differs,
     type_changed,
     variable_changed,
 )
@@ -133,22 +134,19 @@ def _explain(
             )
         ]
     candidates = same_scope or list(cached)
-    best: list[Reason] | None = None
     best_against: Signature | None = None
     best_rank: tuple[int, int, int] | None = None
     # Which cached graph to explain against is decided by the reasons' codes and the distance
-    # alone: the candidates are ranked without fix plans (a plan counts graphs over the whole
-    # history: over every candidate that made explaining a loop's n-th retrace cost O(n²) —
-    # 0.3 s of the watch's own time for 40 retraces on a Python float, TF 2.21), and the plans
-    # are built once, for the graph chosen.
+    # alone: the candidates are ranked on the codes _diff would give (_diff_codes: no reason's
+    # texts, no fix plans, which count graphs over the whole history), and the reasons are
+    # built once, for the graph chosen. A loop's n-th retrace ranks n graphs.
     for against in reversed(candidates):  # ties go to the most recent graph
-        reasons = _diff(against, seen, history=(), name=name)
-        rank = (*_rank(reasons), _distance(against, seen))
+        codes = _diff_codes(against, seen)
+        rank = (*_rank_codes(codes), _distance(against, seen))
         if best_rank is None or rank < best_rank:
-            best, best_against, best_rank = reasons, against, rank
-    assert best is not None and best_against is not None
-    if best:
-        best = _diff(best_against, seen, history=list(cached) + [seen], name=name)
+            best_against, best_rank = against, rank
+    assert best_against is not None and best_rank is not None
+    best = _diff(best_against, seen, history=list(cached) + [seen], name=name) if best_rank[1] else []
     if not best:
         return [_context_changed(best_against, new)]
     if reduce_retracing and call is not None and call.leaves != new.leaves:
@@ -168,9 +166,10 @@ def _with_one_off(reason: Reason) -> Reason:
     return replace(reason, fix=fix, plans=plans)
 
 
-def _rank(reasons: list[Reason]) -> tuple[int, int]:
-    structural = sum(r.code in (ReasonCode.STRUCTURE_CHANGED, ReasonCode.TYPE_CHANGED) for r in reasons)
-    return (structural, len(reasons))
+def _rank_codes(codes: Sequence[str]) -> tuple[int, int]:
+    """How bad a diff is: its structural changes, then its number of reasons."""
+    structural = sum(c in (ReasonCode.STRUCTURE_CHANGED, ReasonCode.TYPE_CHANGED) for c in codes)
+    return (structural, len(codes))
 
 
 def _distance(a: Signature, b: Signature) -> int:
@@ -292,63 +291,96 @@ def _generalised(
     )
 
 
+# A change that explains a whole subtree: the leaves under its path are not compared.
+_BREAKS = (ReasonCode.STRUCTURE_CHANGED, ReasonCode.TYPE_CHANGED, ReasonCode.OBJECT_CHANGED)
+
+
 def _diff(before: Signature, after: Signature, history: Sequence[Signature], name: str = "f") -> list[Reason]:
+    reasons: list[Reason] = []
+    for path, prev, leaf, change in _changes(before, after):
+        if prev is None or leaf is None:
+            reasons.append(argument_added_or_removed(path, prev, leaf))
+        else:
+            reasons.append(_compare(path, prev, leaf, change, history, name))
+    return reasons
+
+
+def _diff_codes(before: Signature, after: Signature) -> list[str]:
+    """What :func:`_diff` explains, as one code per reason, without building the reasons (the
+    code of a tensor's, a composite's or an object's change is its kind: enough to rank)."""
+    return [change for _, _, _, change in _changes(before, after)]
+
+
+def _changes(before: Signature, after: Signature) -> list[tuple[str, ArgLeaf | None, ArgLeaf | None, str]]:
+    """The changes :func:`_diff` explains, in its order: (path, before's leaf, after's leaf,
+    change), a leaf None for an argument added or removed."""
     old = before.by_path()
     new = after.by_path()
-    reasons: list[Reason] = []
+    out: list[tuple[str, ArgLeaf | None, ArgLeaf | None, str]] = []
     broken: list[str] = []  # paths whose subtree is already explained
     for path, leaf in new.items():
-        if any(is_under(path, b) for b in broken):
+        if broken and any(is_under(path, b) for b in broken):
             continue
         prev = old.get(path)
         if prev is None:
             if parent_path(path) is None:
-                reasons.append(argument_added_or_removed(path, None, leaf))
+                out.append((path, None, leaf, ReasonCode.STRUCTURE_CHANGED))
                 broken.append(path)
             continue
-        reason = _compare(path, prev, leaf, history, name)
-        if reason is not None:
-            reasons.append(reason)
-            if reason.code in (
-                ReasonCode.STRUCTURE_CHANGED,
-                ReasonCode.TYPE_CHANGED,
-                ReasonCode.OBJECT_CHANGED,
-            ):
+        change = _change(prev, leaf)
+        if change is not None:
+            out.append((path, prev, leaf, change))
+            if change in _BREAKS:
                 broken.append(path)
     for path, prev in old.items():
         if path not in new and parent_path(path) is None:
-            reasons.append(argument_added_or_removed(path, prev, None))
-    return reasons
+            out.append((path, prev, None, ReasonCode.STRUCTURE_CHANGED))
+    return out
+
+
+def _change(prev: ArgLeaf, leaf: ArgLeaf) -> str | None:
+    """Which change of one leaf :func:`_compare` explains, or None: the code of its reason
+    for a type, structure, Python value or variable change; ``tensor``, ``composite`` or
+    ``object`` for the others (their builders choose the exact code, never a breaking one but
+    an object's)."""
+    if prev.kind != leaf.kind or (prev.kind in ("python", "composite") and prev.type_name != leaf.type_name):
+        return ReasonCode.TYPE_CHANGED
+    if leaf.kind == "tensor":
+        return "tensor" if tensor_differs(prev, leaf) else None
+    if leaf.kind == "python":
+        return ReasonCode.PYTHON_VALUE_CHANGED if prev.value != leaf.value else None
+    if leaf.kind == "variable":
+        differs = (prev.dtype, prev.shape, prev.value) != (leaf.dtype, leaf.shape, leaf.value)
+        return ReasonCode.VARIABLE_CHANGED if differs else None
+    if leaf.kind == "object":
+        differs = prev.value != leaf.value or prev.type_name != leaf.type_name
+        return ReasonCode.OBJECT_CHANGED if differs else None
+    if leaf.kind == "container":
+        if prev.type_name != leaf.type_name:
+            return ReasonCode.TYPE_CHANGED
+        return ReasonCode.STRUCTURE_CHANGED if prev.value != leaf.value else None
+    return "composite" if prev.value != leaf.value else None
 
 
 def _compare(
-    path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str = "f"
-) -> Reason | None:
-    if prev.kind != leaf.kind or (prev.kind in ("python", "composite") and prev.type_name != leaf.type_name):
+    path: str, prev: ArgLeaf, leaf: ArgLeaf, change: str, history: Sequence[Signature], name: str = "f"
+) -> Reason:
+    """The reason for one leaf's ``change`` (:func:`_change`)."""
+    if change == ReasonCode.TYPE_CHANGED:
         return type_changed(path, prev, leaf, history, name)
-    if leaf.kind == "tensor":
-        return tensor_changed(path, prev, leaf, history, name)
-    if leaf.kind == "python":
-        if prev.value != leaf.value:
-            return python_value_changed(path, prev, leaf, history, name)
-        return None
-    if leaf.kind == "variable":
-        if (prev.dtype, prev.shape, prev.value) != (leaf.dtype, leaf.shape, leaf.value):
-            return variable_changed(path, prev, leaf, history, name)
-        return None
-    if leaf.kind == "object":
-        if prev.value != leaf.value or prev.type_name != leaf.type_name:
-            return object_changed(path, prev, leaf)
-        return None
-    if leaf.kind == "container":
-        if prev.type_name != leaf.type_name:
-            return type_changed(path, prev, leaf, history, name)
-        if prev.value != leaf.value:
-            return structure_changed(path, prev, leaf, history, name)
-        return None
-    if prev.value != leaf.value:
-        return composite_changed(path, prev, leaf)
-    return None
+    if change == "tensor":
+        reason = tensor_changed(path, prev, leaf, history, name)
+        assert reason is not None  # tensor_differs said so
+        return reason
+    if change == ReasonCode.PYTHON_VALUE_CHANGED:
+        return python_value_changed(path, prev, leaf, history, name)
+    if change == ReasonCode.VARIABLE_CHANGED:
+        return variable_changed(path, prev, leaf, history, name)
+    if change == ReasonCode.OBJECT_CHANGED:
+        return object_changed(path, prev, leaf)
+    if change == ReasonCode.STRUCTURE_CHANGED:
+        return structure_changed(path, prev, leaf, history, name)
+    return composite_changed(path, prev, leaf)
 
 
 def mark_wasted(reasons: Sequence[Reason], graph_index: int) -> list[Reason]:

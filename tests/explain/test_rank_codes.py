@@ -1,0 +1,170 @@
+"""Ranking the cached graphs reads only the codes :func:`_diff` would give (issue 36): checked
+against the reasons ``_diff`` builds, and ``_diff`` against the comparison it had before (kept
+here as written then), over signatures that differ in every kind of leaf."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from tfgraph_lab.explain import arguments as build
+from tfgraph_lab.explain import trace
+from tfgraph_lab.model.records import Reason
+from tfgraph_lab.model.signatures import ArgLeaf, Signature, is_under, parent_path
+from tfgraph_lab.model.vocab import ReasonCode
+
+BREAKS = {ReasonCode.STRUCTURE_CHANGED, ReasonCode.TYPE_CHANGED, ReasonCode.OBJECT_CHANGED}
+
+# For one argument path, leaves of each kind in a few variants (equal, changed, other kind).
+VARIANTS = [
+    ArgLeaf("x", "tensor", "Tensor", "float32", (2, 3)),
+    ArgLeaf("x", "tensor", "Tensor", "float32", (4, 3)),
+    ArgLeaf("x", "tensor", "Tensor", "float32", (None, 3)),
+    ArgLeaf("x", "tensor", "Tensor", "float32", None),
+    ArgLeaf("x", "tensor", "Tensor", "int32", (2, 3)),
+    ArgLeaf("x", "tensor", "Tensor", "float32", (2, 3, 1)),
+    ArgLeaf("x", "python", "float", value="0.5"),
+    ArgLeaf("x", "python", "float", value="1.5"),
+    ArgLeaf("x", "python", "int", value="1"),
+    ArgLeaf("x", "python", "bool", value="True"),
+    ArgLeaf("x", "variable", "Variable", "float32", (2,), value="v1"),
+    ArgLeaf("x", "variable", "Variable", "float32", (3,), value="v1"),
+    ArgLeaf("x", "object", "Config", value="at 0x1"),
+    ArgLeaf("x", "object", "Config", value="at 0x2"),
+    ArgLeaf("x", "object", "Config", value="Config(lr=0.1) #1"),
+    ArgLeaf("x", "object", "Config", value="Config(lr=0.2) #2"),
+    ArgLeaf("x", "container", "list", value="of length 2"),
+    ArgLeaf("x", "container", "list", value="of length 3"),
+    ArgLeaf("x", "container", "tuple", value="of length 2"),
+    ArgLeaf("x", "composite", "RaggedTensor", value="RaggedTensorSpec(tf.float32, [None, None])"),
+    ArgLeaf("x", "composite", "RaggedTensor", value="RaggedTensorSpec(tf.int32, [None, None])"),
+    ArgLeaf("x", "composite", "RaggedTensor", value="RaggedTensorSpec(tf.float32, [2, None])"),
+    ArgLeaf("x", "other", "Thing", value="a"),
+    ArgLeaf("x", "other", "Thing", value="b"),
+]
+
+
+def diff_before(before: Signature, after: Signature, history: Sequence[Signature]) -> list[Reason]:
+    """``_diff`` as it was before the ranking read codes (tfgraph_lab 87338c8)."""
+    old, new = before.by_path(), after.by_path()
+    reasons: list[Reason] = []
+    broken: list[str] = []
+    for path, leaf in new.items():
+        if any(is_under(path, b) for b in broken):
+            continue
+        prev = old.get(path)
+        if prev is None:
+            if parent_path(path) is None:
+                reasons.append(build.argument_added_or_removed(path, None, leaf))
+                broken.append(path)
+            continue
+        reason = compare_before(path, prev, leaf, history)
+        if reason is not None:
+            reasons.append(reason)
+            if reason.code in BREAKS:
+                broken.append(path)
+    for path, prev in old.items():
+        if path not in new and parent_path(path) is None:
+            reasons.append(build.argument_added_or_removed(path, prev, None))
+    return reasons
+
+
+def compare_before(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature]) -> Reason | None:
+    name = "f"
+    if prev.kind != leaf.kind or (prev.kind in ("python", "composite") and prev.type_name != leaf.type_name):
+        return build.type_changed(path, prev, leaf, history, name)
+    if leaf.kind == "tensor":
+        return build.tensor_changed(path, prev, leaf, history, name)
+    if leaf.kind == "python":
+        return build.python_value_changed(path, prev, leaf, history, name) if prev.value != leaf.value else None
+    if leaf.kind == "variable":
+        if (prev.dtype, prev.shape, prev.value) != (leaf.dtype, leaf.shape, leaf.value):
+            return build.variable_changed(path, prev, leaf, history, name)
+        return None
+    if leaf.kind == "object":
+        if prev.value != leaf.value or prev.type_name != leaf.type_name:
+            return build.object_changed(path, prev, leaf)
+        return None
+    if leaf.kind == "container":
+        if prev.type_name != leaf.type_name:
+            return build.type_changed(path, prev, leaf, history, name)
+        if prev.value != leaf.value:
+            return build.structure_changed(path, prev, leaf, history, name)
+        return None
+    return build.composite_changed(path, prev, leaf) if prev.value != leaf.value else None
+
+
+def signature(*leaves: ArgLeaf) -> Signature:
+    return Signature(tuple(leaves), ", ".join(f"{leaf.path}={leaf.value or leaf.shape}" for leaf in leaves))
+
+
+def with_items(leaf: ArgLeaf, n: int) -> list[ArgLeaf]:
+    """A container leaf followed by its items, as the recorder writes them."""
+    if leaf.kind != "container":
+        return [leaf]
+    return [leaf, *(ArgLeaf(f"x[{i}]", "python", "int", value=str(i * n)) for i in range(n))]
+
+
+def pairs() -> list[tuple[Signature, Signature]]:
+    out = []
+    for a, b in itertools.product(VARIANTS, repeat=2):
+        for n, m in ((2, 2), (2, 3)):
+            y = ArgLeaf("y", "python", "int", value=str(n))
+            before = signature(*with_items(a, 2), y)
+            after = signature(*with_items(b, m), ArgLeaf("y", "python", "int", value=str(m)))
+            out.append((before, after))
+            out.append((before, signature(*with_items(b, m))))  # an argument removed
+            out.append((signature(*with_items(a, 2)), after))  # an argument added
+    return out
+
+
+def test_the_codes_rank_as_the_reasons_do() -> None:
+    checked = 0
+    for before, after in pairs():
+        reasons = trace._diff(before, after, history=[before, after], name="f")
+        assert reasons == diff_before(before, after, [before, after]), (before, after)
+        codes = trace._diff_codes(before, after)
+        assert len(codes) == len(reasons), (before, after, codes, reasons)
+        for code, reason in zip(codes, reasons, strict=True):
+            assert (code in BREAKS) == (reason.code in BREAKS), (code, reason.code)
+            if code in BREAKS or code in (ReasonCode.PYTHON_VALUE_CHANGED, ReasonCode.VARIABLE_CHANGED):
+                assert code == reason.code
+        assert trace._rank_codes(codes) == trace._rank_codes([r.code for r in reasons])
+        checked += 1
+    assert checked > 3000
+
+
+def test_the_graph_chosen_is_the_one_full_reasons_rank_first() -> None:
+    """Over sets of three cached graphs, the reasons given are those of the graph the full
+    reasons of every candidate rank first (the ranking as it was, ties to the most recent)."""
+    sigs = [s for pair in pairs()[::7] for s in pair]
+    checked = 0
+    for i in range(0, len(sigs) - 3, 3):
+        cached, new = sigs[i : i + 3], sigs[i + 3]
+        ranked = []
+        for against in reversed(cached):
+            full = diff_before(against, new, ())
+            structural = sum(r.code in (ReasonCode.STRUCTURE_CHANGED, ReasonCode.TYPE_CHANGED) for r in full)
+            ranked.append(((structural, len(full), trace._distance(against, new)), against))
+        best = min(ranked, key=lambda pair: pair[0])  # min keeps the first of equals: the most recent
+        expected = diff_before(best[1], new, [*cached, new])
+        if not expected:
+            continue
+        assert trace.explain_trace(new, cached, qualname="f") == [trace._stable(r) for r in expected]
+        checked += 1
+    assert checked > 100
+
+
+def test_the_graph_explained_against_is_the_closest_by_the_full_reasons() -> None:
+    """Among cached graphs that differ in different ways, the one chosen is the one the full
+    reasons rank first (fewest structural changes, then fewest reasons, then the distance)."""
+    x = ArgLeaf("x", "tensor", "Tensor", "float32", (2, 3))
+    cached = [
+        signature(ArgLeaf("x", "python", "float", value="1.0"), ArgLeaf("y", "python", "int", value="1")),
+        signature(ArgLeaf("x", "tensor", "Tensor", "float32", (4, 3)), ArgLeaf("y", "python", "int", value="2")),
+        signature(ArgLeaf("x", "tensor", "Tensor", "float32", (2, 5)), ArgLeaf("y", "python", "int", value="1")),
+    ]
+    new = signature(x, ArgLeaf("y", "python", "int", value="1"))
+    reasons = trace.explain_trace(new, cached, qualname="f")
+    assert [r.code for r in reasons] == [ReasonCode.SHAPE_CHANGED]
+    assert (reasons[0].before, reasons[0].after) == ("(2, 5)", "(2, 3)")

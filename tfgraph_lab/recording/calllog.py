@@ -49,6 +49,7 @@ __all__ = [
     "HitRun",
     "LiveCounters",
     "LogEntry",
+    "NOT_READ",
     "StateHits",
     "ThreadStack",
     "WatchLog",
@@ -104,12 +105,16 @@ class FunctionState:
         self.key = self.info.key
 
 
+NOT_READ = object()  # GraphState.fingerprint before it is read (None: it cannot be)
+
+
 class GraphState:
     """One graph (concrete function) of a function object."""
 
     __slots__ = (
         "captures",
         "cf_ref",
+        "fingerprint",
         "generalised",
         "in_watch",
         "log_pos",
@@ -143,6 +148,7 @@ class GraphState:
         self.log_pos = 0  # logical position in the shared log when the graph appeared
         self.generalised = False  # reduce_retracing relaxed the call's signature for it
         self.wasted_of: int | None = None  # same graph as this cached one but for constants
+        self.fingerprint: Any = NOT_READ  # its graph's adapter.graph_fingerprint, read once
         self.captures: dict[str, str] = {}  # Python scalars the body read from closure/globals
         self.xla_keys: Any = None  # _xla.XlaMemory: the XLA cache keys it compiled for
         self.xla_last: Any = None  # (device, leaves) of its last XLA compilation

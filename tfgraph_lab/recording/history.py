@@ -24,7 +24,7 @@ from ..model.places import cell_label, innermost_python_function
 from ..model.records import Reason
 from ..model.signatures import Signature, parent_path
 from ..model.vocab import ReasonCode
-from .calllog import FunctionState, GraphState
+from .calllog import NOT_READ, FunctionState, GraphState
 
 __all__ = ["History", "explain_new_graph"]
 
@@ -166,15 +166,22 @@ def _keras_rebuilt(reason: Reason) -> Reason:
 def _mark_wasted(graph: GraphState, earlier: list[GraphState], reasons: list[Reason]) -> list[Reason]:
     """A retrace for a new Python value whose graph equals a cached one but for constants
     (``num_steps=10`` then ``20`` with ``tf.range``) is waste: say so."""
-    cf = graph.cf_ref() if graph.cf_ref is not None else None
-    if cf is None:
-        return reasons
-    mine = tfa.graph_fingerprint(cf)
+    mine = _fingerprint(graph)
     if mine is None:
         return reasons
     for other in reversed(earlier):
-        other_cf = other.cf_ref() if other.cf_ref is not None else None
-        if other_cf is not None and tfa.graph_fingerprint(other_cf) == mine:
+        if _fingerprint(other) == mine:
             graph.wasted_of = other.seq
             return mark_wasted(reasons, other.seq)
     return reasons
+
+
+def _fingerprint(graph: GraphState) -> int | None:
+    """The graph's fingerprint, read once per graph (a loop's n-th retrace on a Python value
+    compares with up to n graphs before it); None when its concrete function is gone."""
+    if graph.fingerprint is NOT_READ:
+        cf = graph.cf_ref() if graph.cf_ref is not None else None
+        if cf is None:
+            return None  # not kept: a graph never comes back
+        graph.fingerprint = tfa.graph_fingerprint(cf)
+    return graph.fingerprint  # type: ignore[no-any-return]

@@ -30,14 +30,18 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _both(tmp_path: Path, body: str, joined: bool = False) -> tuple[subprocess.CompletedProcess[bytes], ...]:
+def _both(
+    tmp_path: Path, body: str, joined: bool = False, named: str = ""
+) -> tuple[subprocess.CompletedProcess[bytes], ...]:
     """The script run by plain python, then by ``tfgraph-lab run -q``; ``joined``: stderr into
-    stdout's pipe (``2>&1``)."""
+    stdout's pipe (``2>&1``); ``named``: the script's path as typed (relative to ``tmp_path``,
+    where both run), else its absolute path."""
     script = tmp_path / "script.py"
     script.write_text(textwrap.dedent(body))
+    typed = named or str(script)
     err = subprocess.STDOUT if joined else subprocess.PIPE
     runs = []
-    for args in ([str(script)], ["-m", "tfgraph_lab", "run", "-q", str(script)]):
+    for args in ([typed], ["-m", "tfgraph_lab", "run", "-q", typed]):
         runs.append(
             subprocess.run(
                 [sys.executable, *args],
@@ -301,3 +305,97 @@ def test_stderr_a_terminal_is_as_under_python(tmp_path: Path) -> None:
         shown.append((proc.returncode, out, seen))
     assert shown[0] == (4, b"out 1\n", b"err 1\r\nerr 2, fd 2 itself\r\n")
     assert shown[1] == shown[0]
+
+
+# A script named as people type it (``tfgraph-lab run train.py``): python names its code by the
+# absolute path (3.9+: ``__file__``, every traceback and warning line), keeps ``sys.argv[0]`` as
+# typed and puts the script's real folder first on sys.path; the tool named the code
+# ``train.py``, so every traceback and warning differed from python's, and ``__file__`` broke
+# after an ``os.chdir``. A crash calls the script's own ``sys.excepthook`` (a logger, Sentry) as
+# python does (the tool printed its own traceback instead), and a script that does not compile
+# shows python's three lines, not a traceback through the tool.
+_CRASHES = {
+    "relative path": ("script.py", """
+        import os, sys, warnings
+        print(__file__, sys.argv[0], sys.path[0] == os.path.dirname(os.path.realpath(__file__)))
+        print(type(__builtins__).__name__, __name__, __spec__, __package__, __cached__)
+        warnings.warn("a warning names the script")
+        os.chdir("/")
+        def f():
+            raise ValueError("from the script")
+        f()
+        """),
+    "dot path": ("./sub/../script.py", """
+        print(__file__)
+        1 / 0
+        """),
+    "excepthook": ("script.py", """
+        import sys
+        def hook(kind, value, tb):
+            sys.stderr.write(f"the script's hook: {kind.__name__}: {value} at line {tb.tb_lineno}\\n")
+        sys.excepthook = hook
+        raise RuntimeError("handled by the hook")
+        """),
+    "syntax error": ("script.py", """
+        x = (
+        """),
+    "chained, in a thread": ("script.py", """
+        import threading
+        def g():
+            try:
+                {}["k"]
+            except KeyError as e:
+                raise RuntimeError("again") from e
+        t = threading.Thread(target=g); t.start(); t.join()
+        g()
+        """),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(_CRASHES))
+def test_a_script_named_as_typed_crashes_as_under_python(tmp_path: Path, case: str) -> None:
+    typed, body = _CRASHES[case]
+    (tmp_path / "sub").mkdir()
+    plain, watched = _both(tmp_path, body, named=typed)
+    assert plain.returncode == 1 and plain.stderr, plain
+    assert str(tmp_path).encode() in plain.stderr or case == "excepthook"
+    _same(plain, watched)
+
+
+@pytest.mark.slow
+def test_a_script_reached_through_a_symlink_sees_what_python_shows_it(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "helper.py").write_text("WHERE = 'next to the real script'\n")
+    (real / "script.py").write_text(
+        "import sys, helper\nprint(__file__, sys.argv[0], sys.path[0], helper.WHERE)\nraise SystemExit(5)\n"
+    )
+    (tmp_path / "link.py").symlink_to(real / "script.py")
+    runs = [
+        subprocess.run(
+            [sys.executable, *args, "link.py"], capture_output=True, cwd=tmp_path, env=_env(), timeout=300
+        )
+        for args in ([], ["-m", "tfgraph_lab", "run", "-q"])
+    ]
+    assert runs[0].returncode == 5 and b"next to the real script" in runs[0].stdout, runs[0]
+    _same(*runs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module", ["pkg.mod", "pkg.bad", "pkg"], ids=["raises", "syntax error", "no __main__"])
+def test_run_m_crashes_as_python_m(tmp_path: Path, module: str) -> None:
+    """``python -m`` shows runpy's two frames first (the tool cut them); a module that does not
+    compile and a package without ``__main__`` read as python's own messages."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text("def f():\n    raise ValueError('in a module')\nf()\n")
+    (tmp_path / "pkg" / "bad.py").write_text("x = (\n")
+    runs = [
+        subprocess.run(
+            [sys.executable, *args, "-m", module], capture_output=True, cwd=tmp_path, env=_env(), timeout=300
+        )
+        for args in ([], ["-m", "tfgraph_lab", "run", "-q"])
+    ]
+    assert runs[0].returncode == 1 and runs[0].stderr, runs[0]
+    _same(*runs)

@@ -191,14 +191,15 @@ def test_tracebacks_under_run_show_the_scripts_frames_not_the_tools(tmp_path: An
 
     (tmp_path / "job.py").write_text(FAILING)
     done = run_cli("run", "-q", "job.py", cwd=tmp_path)
+    job = tmp_path / "job.py"  # named as python names it: the absolute path (issue 33.3)
     assert done.returncode == 1
     err = done.stderr
-    assert 'File "job.py", line 11, in <module>' in err and 'File "job.py", line 9, in main' in err
+    assert f'File "{job}", line 11, in <module>' in err and f'File "{job}", line 9, in main' in err
     defined_at = err.split("defined at (most recent call last):", 1)[1].split("assertion failed", 1)[0]
     assert [line.strip() for line in defined_at.splitlines() if line.strip()] == [
-        'File "job.py", line 11, in <module>',
-        'File "job.py", line 9, in main',
-        'File "job.py", line 5, in step',
+        f'File "{job}", line 11, in <module>',
+        f'File "{job}", line 9, in main',
+        f'File "{job}", line 5, in step',
     ]
     for tool in ("cli.py", "lifecycle.py", "_hooks.py", "runpy", "__main__.py", "tfgraph_lab"):
         assert tool not in err, (tool, err)

@@ -149,6 +149,9 @@ ALLOWED_EVAL_EXEC = {
     # as IPython would run it (its last expression is eval'd for the cell's value).
     ("faces/magic.py", "_exec", "exec"): "the magic runs the user's own cell",
     ("faces/magic.py", "_exec", "eval"): "the value of the cell's last expression",
+    # tfgraph-lab run SCRIPT runs the user's script file, compiled from the file they named,
+    # as python SCRIPT runs it (runpy.run_path did the same exec before, issue 33.3).
+    ("faces/cli.py", "_run_script", "exec"): "tfgraph-lab run runs the user's own script",
     # The exercises' reference solutions are string constants of the package itself
     # (exercises/sources.py), never read from a file or a report.
     ("exercises/reference.py", "reference_value", "exec"): "the package's own reference solutions",

@@ -16,7 +16,6 @@ import os
 import runpy
 import signal
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -162,7 +161,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         path0 = os.getcwd()  # python -m puts the working directory first
     else:
         sys.argv = [script, *script_args]
-        path0 = os.path.dirname(os.path.abspath(script))
+        path0 = os.path.dirname(os.path.realpath(script))  # as python: the real file's folder
     sys.path.insert(0, path0)
     if module is not None and not _module_exists(module):
         sys.path.remove(path0)
@@ -172,9 +171,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         with stream_to_stderr(quiet=view.quiet):
             if module is not None:
-                ran = life.run(lambda: _as_main(runpy.run_module, module, alter_sys=True))
+                ran = life.run(lambda: _as_main(_run_module, module))
             else:
-                ran = life.run(lambda: _as_main(runpy.run_path, script))
+                ran = life.run(lambda: _as_main(_run_script, script))
     except TfgraphLabError as exc:  # the recording could not start
         print(f"tfgraph-lab: {exc}", file=sys.stderr)
         return 2
@@ -182,7 +181,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         sys.argv = old_argv
         if sys.path and sys.path[0] == path0:
             sys.path.pop(0)
-    status = _status(ran.error)
+    status = _status(ran.error, keep_runpy=module is not None)
     if os.getpid() != parent:
         return status  # a forked child that returned: only the parent reports
     with contextlib.suppress(ValueError, OSError):  # the script may have closed sys.stdout
@@ -213,13 +212,77 @@ def _as_main(run: Callable[..., Any], target: str, **options: Any) -> Any:
         return run(target, run_name="__main__", **options)
 
 
-def _status(error: BaseException | None) -> int:
-    """The exit status ``python SCRIPT`` would end with; prints the traceback it would print."""
+def _run_script(path: str, run_name: str) -> dict[str, Any]:
+    """Run the script file at ``path`` as ``python PATH`` does (CPython 3.9+), which runpy's
+    ``run_path`` does not quite: the code and ``__file__`` are named by the absolute path (the
+    working directory joined to the path as typed, not normalised: every traceback and warning
+    line reads as under python, and ``__file__`` still holds after an ``os.chdir``),
+    ``__builtins__`` is the builtins module and ``__package__`` None. ``sys.argv[0]`` stays as
+    typed (set by the caller). A zip application goes through runpy, as before."""
+    import builtins
+    import io
+    import pkgutil
+    import types
+    from importlib.machinery import SourceFileLoader
+
+    if pkgutil.get_importer(path) is not None:  # what runpy.run_path asks first
+        return runpy.run_path(path, run_name=run_name)
+    fname = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+    with io.open_code(fname) as f:
+        source = f.read()
+    code = compile(source, fname, "exec", dont_inherit=True)  # no __future__ flags of ours
+    main = types.ModuleType(run_name)
+    main.__dict__.update(
+        __file__=fname, __cached__=None, __builtins__=builtins, __loader__=SourceFileLoader(run_name, fname)
+    )
+    saved = sys.modules.get(run_name)
+    sys.modules[run_name] = main
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if saved is not None:
+            sys.modules[run_name] = saved
+    return main.__dict__
+
+
+def _run_module(module: str, run_name: str) -> Any:
+    """Run ``module`` as ``python -m MODULE`` does: through runpy's own entry for ``-m`` (python
+    calls it too, so its two frames head a traceback as under python), in a fresh ``__main__``
+    module (the tool's own is left alone); ``sys.argv[0]`` becomes the module's file."""
+    import builtins
+    import types
+
+    main = types.ModuleType(run_name)
+    main.__dict__["__builtins__"] = builtins
+    saved = sys.modules.get(run_name)
+    sys.modules[run_name] = main
+    try:
+        return runpy._run_module_as_main(module, alter_argv=True)  # type: ignore[attr-defined]
+    finally:
+        if saved is not None:
+            sys.modules[run_name] = saved
+
+
+def _status(error: BaseException | None, keep_runpy: bool = False) -> int:
+    """The exit status ``python SCRIPT`` would end with; shows the error as python would: the
+    script's frames, not ours (and runpy's under ``-m``, as python shows them), through the
+    script's own ``sys.excepthook`` if it set one."""
     if error is None:
         return 0
     if isinstance(error, SystemExit):
         return _exit_code(error.code)
-    traceback.print_exception(script_traceback(error))  # the script's frames, not ours
+    error = script_traceback(error, keep_runpy=keep_runpy)
+    hook = sys.excepthook
+    try:
+        hook(type(error), error, error.__traceback__)
+    except Exception as failed:  # python says so and shows the error with its own hook
+        with contextlib.suppress(Exception):
+            print("Error in sys.excepthook:", file=sys.stderr)
+            tb = failed.__traceback__
+            failed = failed.with_traceback(tb.tb_next if tb is not None else None)  # not our frame
+            sys.__excepthook__(type(failed), failed, failed.__traceback__)
+            print("\nOriginal exception was:", file=sys.stderr)
+            sys.__excepthook__(type(error), error, error.__traceback__)
     return 130 if isinstance(error, KeyboardInterrupt) else 1
 
 

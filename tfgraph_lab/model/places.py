@@ -157,19 +157,21 @@ def cell_label(place: str | None) -> tuple[str, str] | None:
     return None if number is None else (file, f"In [{number}]")
 
 
-def _launcher(filename: str) -> bool:
-    """A frame of what runs the user's script: this package (``tfgraph-lab run``) or runpy."""
-    return filename.startswith(PACKAGE_DIR) or filename in ("<frozen runpy>", _RUNPY)
+def _launcher(filename: str, keep_runpy: bool = False) -> bool:
+    """A frame of what runs the user's script: this package (``tfgraph-lab run``) or runpy
+    (unless ``keep_runpy``: ``python -m`` shows runpy's frames too)."""
+    return filename.startswith(PACKAGE_DIR) or (not keep_runpy and filename in ("<frozen runpy>", _RUNPY))
 
 
 _RUNPY = os.path.join(sysconfig.get_paths().get("stdlib", ""), "runpy.py")
 
 
-def script_traceback(exc: BaseException) -> BaseException:
+def script_traceback(exc: BaseException, keep_runpy: bool = False) -> BaseException:
     """``exc`` (and the exceptions it chains) with the frames of the tool that ran the script
     left out, as ``python SCRIPT`` would show them: the leading frames of this package and
     runpy (``cli.py``, ``lifecycle.py``, ``<frozen runpy>``), and any frame marked
-    ``__tracebackhide__`` (the call hook), the mark pytest and IPython honour too."""
+    ``__tracebackhide__`` (the call hook), the mark pytest and IPython honour too.
+    ``keep_runpy``: runpy's frames stay (``python -m`` shows them)."""
     seen: set[int] = set()
     todo: list[BaseException | None] = [exc]
     while todo:
@@ -182,9 +184,11 @@ def script_traceback(exc: BaseException) -> BaseException:
         while tb is not None:
             frames.append(tb)
             tb = tb.tb_next
-        while frames and _launcher(frames[0].tb_frame.f_code.co_filename):
+        while frames and _launcher(frames[0].tb_frame.f_code.co_filename, keep_runpy):
             frames.pop(0)
         kept = [t for t in frames if not t.tb_frame.f_locals.get("__tracebackhide__")]
+        if not frames and isinstance(e, SyntaxError) and e.__traceback__ is not None:
+            e.__traceback__ = None  # the script did not compile: python shows no traceback
         if frames or e.__traceback__ is None:
             new: types.TracebackType | None = None
             for t in reversed(kept):

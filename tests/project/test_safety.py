@@ -20,6 +20,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
+from tfgraph_lab.explain.pages import DOCS_URL  # noqa: E402
 from tfgraph_lab.watching.recorder import is_patched  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,7 +30,7 @@ EVIL_TAGS = ("<b>x</b>", "<img src=x onerror=alert('arg')>", "\"'><iframe src=ja
 ALLOWED_TAGS = {
     "div", "style", "span", "b", "code", "pre", "table", "thead", "tbody", "tr", "th", "td", "h4",
     "details", "summary", "p", "ul", "li", "svg", "rect", "line", "text", "title", "g", "small",
-    "br", "em", "strong", "path", "circle", "polyline", "img",
+    "br", "em", "strong", "path", "circle", "polyline", "img", "a",
 }  # fmt: skip
 
 
@@ -97,6 +98,8 @@ def test_html_escapes_every_user_string(evil_report: Any, show_framework: bool) 
             assert "javascript:" not in (value or "").lower(), (tag, name, value)
             if tag == "img" and name == "src":  # the timeline: our own SVG, inline
                 assert (value or "").startswith("data:image/svg+xml;base64,"), value
+            if tag == "a" and name == "href":  # a reason code's own page, never a user string
+                assert (value or "").startswith(DOCS_URL) and (value or "").endswith(".md"), value
 
 
 def test_retrace_notice_html_escapes_too(evil_report: Any) -> None:

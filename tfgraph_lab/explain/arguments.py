@@ -239,6 +239,7 @@ def tensor_changed(
     else:
         cure = "keep its shape fixed: these calls also differ in more than shapes"
 
+    assert prev.shape is not None and leaf.shape is not None  # tensor_differs: same dtype, both known
     if len(prev.shape) != len(leaf.shape):
         return Reason(
             ReasonCode.RANK_CHANGED,

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BLOCK",
     "KEEP_FIRST",
+    "NOT_READ",
     "CallLog",
     "CallRecord",
     "FunctionState",
@@ -49,7 +50,6 @@ __all__ = [
     "HitRun",
     "LiveCounters",
     "LogEntry",
-    "NOT_READ",
     "StateHits",
     "ThreadStack",
     "WatchLog",

@@ -10,6 +10,7 @@ TensorFlow, no IPython.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..model.vocab import Via
@@ -44,6 +45,9 @@ class Frame:
 
 class XlaPath(Protocol):
     """The hub's XLA path (``_xla.XlaModel``), as the ``__call__`` hook calls it."""
+
+    #: Reads a jit_compile call's cache key from its arguments; None: TF moved the names.
+    key: Callable[[Any, Any], tuple[Any, ...]] | None
 
     def call(
         self,

@@ -74,6 +74,7 @@ STYLESHEET = """
 .tfgl .tfgl-reason-box.tfgl-retrace{border-left-color:var(--tfgl-orange)}
 .tfgl .tfgl-reason-box.tfgl-error{border-left-color:var(--tfgl-red);background:var(--tfgl-red-tint)}
 .tfgl .tfgl-reason-box.tfgl-ok{border-left-color:var(--tfgl-green);background:var(--tfgl-green-tint)}
+.tfgl a.tfgl-code-page{color:inherit;text-decoration:none}
 .tfgl .tfgl-code{display:inline-block;font-weight:600;border-radius:10px;padding:0 8px;
  border:1px solid var(--tfgl-blue);margin-right:4px}
 .tfgl .tfgl-reason-first-trace .tfgl-code,.tfgl .tfgl-reason-variable-creation .tfgl-code{border-color:var(--tfgl-grey)}

@@ -16,11 +16,11 @@ import pytest
 
 pytest.importorskip("tensorflow")
 import tensorflow as tf
+from _trial import try_cell
 
 import tfgraph_lab
 from tfgraph_lab.report.fix_trial import FixTrial
 from tfgraph_lab.trial import tryfix
-from tfgraph_lab.watching.recorder import is_patched
 
 # Fixes that do not do what they promise on real code, measured on TF 2.21 (see the tests).
 FINDINGS = {
@@ -34,31 +34,6 @@ FINDINGS = {
 
 
 SHELL_SETUP = "import tensorflow as tf"  # run once in the shared `shell` (conftest.py)
-
-
-@pytest.fixture
-def trials(monkeypatch: pytest.MonkeyPatch) -> list[FixTrial]:
-    """The trials the magic shows, as objects."""
-    seen: list[FixTrial] = []
-    original = tryfix.try_fix
-
-    def recording(*args: Any, **kwargs: Any) -> FixTrial:
-        trial = original(*args, **kwargs)
-        seen.append(trial)
-        return trial
-
-    monkeypatch.setattr(tryfix, "try_fix", recording)
-    return seen
-
-
-def try_cell(shell: Any, trials: list[FixTrial], cell: str, flags: str = "-q --try-fix") -> FixTrial:
-    tf_function = tf.function
-    result = shell.run_cell(f"%%tracewatch {flags}\n{cell}")
-    assert result.success, result.error_in_exec
-    assert not is_patched()
-    assert tf.function is tf_function, "tf.function was left replaced"
-    assert len(trials) == 1, "the magic showed no trial"
-    return trials.pop()
 
 
 def by_hand(shell: Any, cell: str, name: str, trial: FixTrial) -> int:

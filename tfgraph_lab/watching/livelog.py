@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -40,7 +41,7 @@ from ..explain.fixes import code_name
 from ..explain.pages import page_names, page_url
 from ..explain.trace import NOT_RETRACES
 from ..model.records import Reason
-from ..model.signatures import is_under
+from ..model.signatures import Signature, is_under
 from ..model.vocab import Via
 from ..recording.xla_log import LOG as XLA_LOG
 from ..render.format import fmt_seconds, short_path
@@ -83,14 +84,8 @@ def format_retrace(
     and where the full fix is (the report; the record's ``tfgraph_lab`` data holds it too).
     ``qualname``: the Python name a fix's code calls the function by (default: the label's, when
     that is a Python name)."""
-    shown = [r for r in reasons if r.code not in NOT_RETRACES] or list(reasons)
-    changes: dict[str, list[str]] = {}  # one code, then its arguments: "shape-changed x: a → b, y: c → d"
-    for r in shown:
-        text = r.argument
-        if r.argument and (r.before or r.after):  # without an argument they are prose: the report says it
-            text += f": {r.before or '?'} → {r.after or '?'}"
-        changes.setdefault(r.code, []).append(text)
-    said = "; ".join(f"{code} {', '.join(t for t in texts if t)}".rstrip() for code, texts in changes.items())
+    shown = _shown(reasons)
+    said = _said_of(reasons)
     name = label if len(label) <= 32 else "…" + label[-31:]  # its end tells it apart
     parts = [f"tf.function {name} retraced ({clip(said, 60) or 'unexplained'})"]
     if via != Via.CALL:
@@ -100,7 +95,9 @@ def format_retrace(
     if thread:
         parts.append(f"thread {thread}")
     # None: the trace began before the watch (another thread), its cost not measured
-    parts.append("began before the watch; cost not measured" if seconds is None else f"cost {fmt_seconds(seconds)}")
+    parts.append(
+        "began before the watch; cost not measured" if seconds is None else f"cost {fmt_seconds(seconds)}"
+    )
     line = " · ".join(parts)
     room = LINE_CHARS - len(MORE) - len(line) - len(" · with ")
     if telling and room >= 12:  # after the where and the cost, before the fix's summary
@@ -115,6 +112,22 @@ def format_retrace(
     return clip(line, LINE_CHARS - len(MORE)) + MORE
 
 
+def _shown(reasons: Sequence[Reason]) -> list[Reason]:
+    return [r for r in reasons if r.code not in NOT_RETRACES] or list(reasons)
+
+
+def _said_of(reasons: Sequence[Reason]) -> str:
+    """What a line says of its reasons: each code, then its arguments before → after
+    (``shape-changed x: (1,) → (2,)``); two retraces whose lines say the same read alike."""
+    changes: dict[str, list[str]] = {}  # one code, then its arguments: "shape-changed x: a → b, y: c → d"
+    for r in _shown(reasons):
+        text = r.argument
+        if r.argument and (r.before or r.after):  # without an argument they are prose: the report says it
+            text += f": {r.before or '?'} → {r.after or '?'}"
+        changes.setdefault(r.code, []).append(text)
+    return "; ".join(f"{code} {', '.join(t for t in texts if t)}".rstrip() for code, texts in changes.items())
+
+
 class LiveLog:
     """The live log's state: the framework retraces folded since the last summary line, and
     the watches whose view lists the framework's functions (while any is active, those
@@ -123,6 +136,9 @@ class LiveLog:
     def __init__(self) -> None:
         self.folded: dict[str, int] = {}  # framework function's label -> retraces not logged one by one yet
         self._listing: list[object] = []  # the watches that list the framework's functions
+        # per function object (held weakly): what each line logged for it said -> the signature
+        # of the graph that line was about (the last one that said it)
+        self._said: weakref.WeakKeyDictionary[Any, dict[str, Signature]] = weakref.WeakKeyDictionary()
 
     def list_framework(self, watch: object, listed: bool = True) -> None:
         """``watch`` starts (``listed``) or stops listing the framework's functions."""
@@ -166,15 +182,35 @@ class LiveLog:
                 data["began_before_watch"] = True  # ``seconds`` is not its cost
             seconds = None if record.began_before_watch else record.seconds
             try:
-                telling = telling_apart(record.traces[-1], record.state.graph_list, reasons) if record.traces else ""
+                telling = self._telling(record)
             except Exception:  # the line without it, never no line
                 telling = ""
             line = format_retrace(
-                info.label, reasons, record.caller, seconds, record.thread, record.via, labels, info.qualname, telling
+                info.label,
+                reasons,
+                record.caller,
+                seconds,
+                record.thread,
+                record.via,
+                labels,
+                info.qualname,
+                telling,
             )
             LOGGER.warning("%s", line, extra={"tfgraph_lab": data})
         except Exception:  # a broken handler or formatter must never break the user's call
             pass
+
+    def _telling(self, record: CallRecord) -> str:
+        """What tells this retrace's line from an earlier line of the same function object that
+        says the same (:func:`_said_of`); ``""`` when no earlier line reads alike."""
+        if not record.traces:
+            return ""
+        graph = record.traces[-1]
+        said = _said_of(record.reasons)
+        lines = self._said.setdefault(record.state, {})
+        alike = lines.get(said)
+        lines[said] = graph.signature
+        return "" if alike is None else telling_apart(graph.signature, alike, record.reasons)
 
     def flush_folded(self) -> None:
         """One WARNING record for the framework-internal retraces folded since the last call
@@ -206,30 +242,34 @@ def _short_label(label: str) -> str:
     return label if " " in label else label.rsplit(".", 1)[-1]
 
 
-def telling_apart(graph: Any, graphs: Sequence[Any], reasons: Sequence[Reason]) -> str:
-    """The arguments that tell ``graph`` from the graph traced just before it, besides those its
-    reasons name: ``x (8, 8), y (8, 1)`` or ``""``.
+def telling_apart(signature: Signature, alike: Signature, reasons: Sequence[Reason]) -> str:
+    """The arguments that tell a retrace's graph (``signature``) from the graph of an earlier
+    line that read alike (``alike``), besides those its reasons name, each as this graph has it:
+    ``x (8, 8), y (8, 1)``, or ``""``.
 
     A retrace is explained against the closest cached graph, which need not be the last one: a
     loop that changes a Python learning rate each epoch over a dataset with a short last batch
     retraces twice per rate, and both lines read ``lr: 0.1 → 0.05`` — one at the full batch
-    (against graph #0), one at the short batch (against graph #1). This names the batch.
-    Empty when the reasons name every difference (the closest graph is the last one)."""
-    earlier = [g for g in graphs if g is not graph and g.seq < graph.seq]
-    if not earlier:
-        return ""
-    previous = earlier[-1].signature.by_path()
+    (against graph #0), one at the short batch (against graph #1). The second names its batch.
+    An argument whose text reads the same in both (a Variable's shape, when only its aliasing
+    differs) tells nobody anything and is left out."""
+    before = alike.by_path()
     named = [r.argument for r in reasons if r.argument]
     told = []
-    for leaf in graph.signature.leaves:
+    for leaf in signature.leaves:
         if leaf.kind == "container" or any(leaf.path == n or is_under(leaf.path, n) for n in named):
             continue
-        old = previous.get(leaf.path)
+        old = before.get(leaf.path)
         if old is None or old == leaf:  # a new argument: its reason says so
             continue
-        shown = leaf.shape_text if leaf.kind in ("tensor", "variable") else (leaf.value or leaf.describe())
-        told.append(f"{leaf.path} {shown}")
+        shown, was = _leaf_text(leaf), _leaf_text(old)
+        if shown != was:
+            told.append(f"{leaf.path} {shown}")
     return ", ".join(told)
+
+
+def _leaf_text(leaf: Any) -> str:
+    return str(leaf.shape_text if leaf.kind in ("tensor", "variable") else (leaf.value or leaf.describe()))
 
 
 LIVE_LOG = LiveLog()  # the one live log of the process (the hub's retrace sink)

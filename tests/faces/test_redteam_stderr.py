@@ -399,3 +399,39 @@ def test_run_m_crashes_as_python_m(tmp_path: Path, module: str) -> None:
     ]
     assert runs[0].returncode == 1 and runs[0].stderr, runs[0]
     _same(*runs)
+
+
+_TF_SWITCHES = """\
+import os
+import tensorflow as tf
+print(os.environ.get("TF_CPP_MIN_LOG_LEVEL"), os.environ.get("TF_CPP_VMODULE"))
+"""
+
+
+def _log_places(stderr: bytes) -> list[bytes]:
+    """TensorFlow's C++ log lines on stderr, each as its severity and source place (the time and
+    thread differ from run to run)."""
+    return re.findall(rb"^([IWEF])\d{4} [\d:. ]+\d+ ([\w.]+:\d+)\]", stderr, re.MULTILINE)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", [None, "1"])
+def test_tensorflows_switches_and_start_up_lines_are_as_under_python(tmp_path: Path, level: str | None) -> None:
+    """``run`` asks TF for its XLA compile log through ``TF_CPP_VMODULE`` and ``TF_CPP_MIN_LOG_LEVEL``
+    before TF loads; the script then sees the user's own values (``None None`` when unset), and
+    TF's start-up lines show as the user's level lets them (``run`` used to set level 2: none)."""
+    script = tmp_path / "script.py"
+    script.write_text(_TF_SWITCHES)
+    env = _env()
+    del env["TF_CPP_MIN_LOG_LEVEL"]
+    if level is not None:
+        env["TF_CPP_MIN_LOG_LEVEL"] = level
+    plain, run = (
+        subprocess.run([sys.executable, *args], capture_output=True, cwd=tmp_path, env=env, timeout=300)
+        for args in ([str(script)], ["-m", "tfgraph_lab", "run", "-q", str(script)])
+    )
+    assert plain.stdout == f"{level} None\n".encode()
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout)
+    assert _log_places(run.stderr) == _log_places(plain.stderr)
+    if level is None:
+        assert _log_places(plain.stderr), "TF 2.21 logs its CPU features at INFO when it loads"

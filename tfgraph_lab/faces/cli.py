@@ -145,7 +145,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except TfgraphLabError as exc:
         print(f"tfgraph-lab: {exc}. The script was not run.", file=sys.stderr)
         return 2
-    _quiet_tensorflow()
+    # TF's own start-up lines stay as under python (the user's TF_CPP_MIN_LOG_LEVEL decides)
     from ..watching.compile_log import prepare_xla_log
 
     prepare_xla_log()  # TensorFlow's own XLA compile log, read during the watch (exact counts)
@@ -428,7 +428,8 @@ def _explain(code: str | None) -> int:
 
 
 def _quiet_tensorflow() -> None:
-    """TF's C++ start-up lines are noise here (set before TensorFlow is imported)."""
+    """TF's C++ start-up lines are noise in the demo, our own program (set before TensorFlow is
+    imported; `run` leaves them to the user's TF_CPP_MIN_LOG_LEVEL, as python would)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 

@@ -79,6 +79,7 @@ class XlaLog:
         self.compiles: list[tuple[float, str]] = []
         self.launches = 0
         self._held = False  # the extension reads fd 2 from its load to its unload
+        self._lent: dict[str, str | None] = {}  # what prepare() changed in os.environ: the user's values
 
     def prepare(self, environ: dict[str, str] | None = None) -> bool:
         """Ask TensorFlow for its compile log through the environment; True when it will be on.
@@ -89,14 +90,32 @@ class XlaLog:
         env = os.environ if environ is None else environ
         if "tensorflow" in sys.modules:
             return self.notice(env)
+        lent = {key: env.get(key) for key in ("TF_CPP_VMODULE", "TF_CPP_MIN_LOG_LEVEL")}
         vmodule = env.get("TF_CPP_VMODULE", "")
         if _vlog_level(vmodule) < 2:
             self.hide = True
             env["TF_CPP_VMODULE"] = ",".join(p for p in (vmodule, "device_compiler=2") if p)
         self.user_level = _int(env.get("TF_CPP_MIN_LOG_LEVEL", "0"))
         env["TF_CPP_MIN_LOG_LEVEL"] = "0"
+        if environ is None:
+            self._lent = {key: value for key, value in lent.items() if env.get(key) != value}
         self.requested = True
         return True
+
+    def give_back_environment(self) -> None:
+        """Once TensorFlow has loaded, ``os.environ`` holds the user's own ``TF_CPP_*`` values
+        again: TF's C++ side read the switches as its library loaded and does not read them
+        again (its compile lines keep coming with both variables put back or unset, TF 2.21,
+        measured), so the program, and any process it starts, sees the environment it would
+        see unwatched. A no-op before TensorFlow is imported and after the first call."""
+        if not self._lent or "tensorflow" not in sys.modules:
+            return
+        for key, value in self._lent.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self._lent = {}
 
     def hold(self) -> bool:
         """:meth:`prepare`, and read fd 2 from now until :meth:`release` (the notebook

@@ -115,6 +115,7 @@ class TraceRecorder:
             if mark is not None:
                 XLA_LOG.close(mark)
             raise
+        XLA_LOG.give_back_environment()  # TensorFlow has loaded: it read its log switches
         h = log.handles
         self.tf_version = h.version
         self.degraded = h.missing

@@ -265,6 +265,6 @@ def test_graph_counts_under_a_strategy_are_per_device(tmp_path: Path) -> None:
     report = json.loads(done.stdout.split("REPORT ", 1)[1])
     assert report["traces"] == [6, 2, 4]
     fix = report["fixes"][-1]
-    assert "input_signature=[tf.TensorSpec([None, 3], tf.float32)]) → 4 fewer graphs: 2 graphs instead of 6 for the calls seen, 1 per device" in fix, fix
-    assert "reduce_retracing=True) → 2 fewer graphs: 4 graphs instead of 6" in fix, fix
+    assert "input_signature=[tf.TensorSpec([None, 3], tf.float32)], jit_compile=True) → 4 fewer graphs: 2 graphs instead of 6 for the calls seen, 1 per device" in fix, fix
+    assert "reduce_retracing=True, jit_compile=True) → 2 fewer graphs: 4 graphs instead of 6" in fix, fix
     assert "1 graph for every call" not in fix

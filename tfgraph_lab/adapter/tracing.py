@@ -9,6 +9,7 @@ Part of the adapter (:mod:`tfgraph_lab.adapter`): reads the frames of
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
@@ -30,6 +31,7 @@ __all__ = [
     "frames_hidden",
     "graph_fingerprint",
     "graph_signature",
+    "graph_variables",
     "in_save_context",
     "scope_name",
     "trace_failed",
@@ -294,6 +296,16 @@ def graph_fingerprint(cf: Any) -> int | None:
     except Exception:
         return None
     return hash(parts)
+
+
+def graph_variables(cf: Any) -> tuple[Any, ...] | None:
+    """Weak references to the tf.Variables a concrete function's graph reads (captured, or
+    created by its first trace); None when TensorFlow does not say. Weak: a watch never keeps a
+    model's variables alive."""
+    try:
+        return tuple(weakref.ref(v) for v in cf.variables)
+    except Exception:
+        return None
 
 
 _GENERATED = "__autograph_generated_file"

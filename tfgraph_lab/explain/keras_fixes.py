@@ -134,11 +134,19 @@ def keras_suggestion(role: str, reasons: Sequence[Reason], generalised: bool) ->
         lines = (
             ["# nothing to do: reduce_retracing made one graph for every batch size"] if generalised else []
         )
+        # every line runs as printed: the names it uses are set (a template's batch_size raised
+        # NameError where the user passes none)
+        spe = (
+            ["steps_per_execution = model.steps_per_execution  # as compiled"]
+            if code == ReasonCode.STRUCTURE_CHANGED
+            else []
+        )
         return "\n".join(
             [
                 *lines,
                 "# one batch shape for every call: pad x, then drop the extra rows",
-                "# (batch_size: the one you pass to predict; 32 when you pass none)",
+                "batch_size = 32  # the batch_size you pass to predict (32 when you pass none)",
+                *spe,
                 f"pad = -len(x) % ({group})",
                 "y = model.predict(np.pad(x, [(0, pad)] + [(0, 0)] * (x.ndim - 1)), "
                 "batch_size=batch_size)[: len(x)]",

@@ -33,6 +33,7 @@ __all__ = [
     "NOT_RETRACES",
     "explain_trace",
     "mark_wasted",
+    "reads_other_variables",
 ]
 
 CODES = tuple(ReasonCode)  # in the order of docs/ARCHITECTURE.md's table
@@ -231,6 +232,30 @@ def _new_function_object(label: str, code: str, previous: int) -> Reason:
         fix="create the tf.function once and reuse it (or move the @tf.function definition "
         f"out of the loop or the cell that runs repeatedly): {plan.text(code)}",
         plans=(plan,),
+    )
+
+
+def reads_other_variables(reason: Reason, label: str) -> Reason:
+    """A new tf.function object whose graph reads other tf.Variables than the earlier object's
+    (``@tf.function def serve(x): return model(x)`` defined in a loop over fresh models): a graph
+    keeps the variables it captured when it was traced, so one tf.function made once would keep
+    computing with the first object's variables — the outputs change, silently. Expected: one
+    graph per set of variables; no "create it once" fix (measured, TF 2.21: three fresh models,
+    the hoisted function returned the first model's outputs for all three)."""
+    if reason.code != ReasonCode.NEW_FUNCTION_OBJECT or not any(p.hoist for p in reason.plans):
+        return reason
+    name = label or "this function"
+    return Reason(
+        reason.code,
+        argument="",
+        before=reason.before,
+        after="a new tf.function object that reads other tf.Variables",
+        message=f"a new tf.function object wraps {name}, and its graph reads other tf.Variables than "
+        "the earlier object's (another model or layer): expected, each set of variables needs its "
+        "own graph",
+        fix="nothing to fix: keep one tf.function per model; creating it once would not save the "
+        "trace but break the results (a graph keeps the variables it was traced with, so every "
+        "call would compute with the first model's)",
     )
 
 

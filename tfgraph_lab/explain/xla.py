@@ -22,6 +22,7 @@ __all__ = [
     "constant_value_reason",
     "explain_compile",
     "hidden_shape_reason",
+    "keeps_jit_compile",
     "logged_nested_reason",
     "nested_compile_reason",
     "per_device_reason",
@@ -222,6 +223,25 @@ def under_xla(reason: Reason, nested: bool) -> Reason:
         return reason
     plans = tuple(replace(p, trade=f"{p.trade}; {caveat}" if p.trade else caveat) for p in reason.plans)
     return replace(reason, fix=f"{reason.fix}; {caveat}" if reason.fix else caveat, plans=plans)
+
+
+def keeps_jit_compile(reason: Reason) -> Reason:
+    """``reason`` with each decorator fix written for a ``jit_compile=True`` function: the printed
+    line replaces the user's decorator, so it keeps ``jit_compile=True`` (``@tf.function(
+    input_signature=[…])`` as printed dropped XLA, and with it the compilations its trade-off
+    speaks of). Last in the keywords: a plan is told apart by its first keyword
+    (:mod:`tfgraph_lab.explain.plan`)."""
+    if not any(p.decorator and "jit_compile" not in p.decorator for p in reason.plans):
+        return reason
+    fix = reason.fix
+    plans = []
+    for p in reason.plans:
+        if p.decorator and "jit_compile" not in p.decorator:
+            kept = f"{p.decorator}, jit_compile=True"
+            fix = fix.replace(f"@tf.function({p.decorator})", f"@tf.function({kept})")
+            p = replace(p, decorator=kept)
+        plans.append(p)
+    return replace(reason, fix=fix, plans=tuple(plans))
 
 
 def xla_caveated(reasons: Sequence[Reason]) -> bool:

@@ -17,7 +17,7 @@ from ..explain.failures import failure_kind
 from ..explain.fixes import code_name
 from ..explain.suggest import suggest_fix
 from ..explain.whole_run import WholeRun
-from ..explain.xla import under_xla
+from ..explain.xla import keeps_jit_compile, under_xla
 from ..model.counts import CountRow, mean_cached_seconds
 from ..model.records import CallRun, Event, FunctionSummary, GraphSummary, Reason
 from ..model.vocab import Via
@@ -354,10 +354,15 @@ def _say_xla_trade(acc: _Acc, events: list[Event]) -> None:
     if info.role or info.python_flags or not (info.jit_compile or any(g.xla_sites for g in acc.graphs)):
         return
     nested = not info.jit_compile
-    acc.reasons = [under_xla(r, nested) for r in acc.reasons]
+
+    def said(r: Reason) -> Reason:
+        r = under_xla(r, nested)
+        return r if nested else keeps_jit_compile(r)  # its fix's decorator line replaces the user's
+
+    acc.reasons = [said(r) for r in acc.reasons]
     for at in acc.events:
         if at < len(events) and events[at].reasons:
-            events[at] = replace(events[at], reasons=tuple(under_xla(r, nested) for r in events[at].reasons))
+            events[at] = replace(events[at], reasons=tuple(said(r) for r in events[at].reasons))
 
 
 def stale_capture_hints(entries: list[LogEntry]) -> dict[tuple[str, str], list[str]]:

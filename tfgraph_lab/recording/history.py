@@ -18,7 +18,7 @@ from .. import adapter as tfa
 from ..adapter.keras_steps import compile_settings
 from ..explain.fixes import code_name
 from ..explain.keras_fixes import keras_flag_reason, keras_reason, recompile_reason
-from ..explain.trace import explain_trace, mark_wasted
+from ..explain.trace import explain_trace, mark_wasted, reads_other_variables
 from ..model.counts import is_retrace
 from ..model.places import cell_label, innermost_python_function
 from ..model.records import Reason
@@ -44,6 +44,9 @@ class History:
         # A Keras model's compile() settings when its latest step function of this code first
         # traced (adapter.keras_steps.compile_settings): what a recompile changed
         self.compiles: dict[tuple[str, str, int, str, str], dict[str, str] | None] = {}
+        # Weak references to the tf.Variables the latest object's latest graph of this code
+        # reads (adapter.graph_variables): a new object that reads others cannot be hoisted
+        self.variables: dict[tuple[str, str, int, str, str], tuple[object, ...]] = {}
 
     def reset(self) -> None:
         """Forget every earlier function object (``Hub.reset``, ``recorder.reset_recording``)."""
@@ -51,6 +54,7 @@ class History:
         self.last_graphs.clear()
         self.codes.clear()
         self.compiles.clear()
+        self.variables.clear()
 
     def cell_rerun(self, key: tuple[str, str, int, str, str], state: FunctionState) -> bool:
         """The first graph of ``state`` is its cell's re-run: an IPython cell defined this
@@ -106,6 +110,14 @@ def explain_new_graph(
         cell_rerun=rerun,
     )
     history.last_graphs[code_key] = ([*other_objects, graph.signature])[-_KEPT_SIGNATURES:]
+    before_vars = history.variables.get(code_key)
+    cf = graph.cf_ref() if graph.cf_ref is not None else None
+    now_vars = tfa.graph_variables(cf) if cf is not None else None
+    if now_vars is not None:
+        history.variables[code_key] = now_vars
+    other_variables = before_vars is not None and now_vars is not None and not _same_variables(before_vars, now_vars)
+    if not earlier and objects_before and other_variables:
+        reasons = [reads_other_variables(r, state.info.label or state.info.qualname) for r in reasons]
     graph.retrace = is_retrace([r.code for r in reasons])  # decided here, once (counts.py)
     if any(r.code == ReasonCode.PYTHON_VALUE_CHANGED for r in reasons):
         reasons = _mark_wasted(graph, earlier, reasons)
@@ -131,6 +143,15 @@ def explain_new_graph(
 
 
 _KERAS_DIR = f"{os.sep}keras{os.sep}"
+
+
+def _same_variables(before: tuple[object, ...], now: tuple[object, ...]) -> bool:
+    """The same live tf.Variables (compared by identity; a dead one is not among ``now``)."""
+    old = [ref() for ref in before]  # type: ignore[operator]
+    new = [ref() for ref in now]  # type: ignore[operator]
+    if any(v is None for v in old) or any(v is None for v in new):
+        return False
+    return {id(v) for v in old} == {id(v) for v in new}
 
 
 def _python_flags(signature: Signature) -> tuple[str, ...]:

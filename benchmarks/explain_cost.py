@@ -32,7 +32,7 @@ STEPS = {
     (tfa, "scalar_captures"),
     (tfa, "graph_fingerprint"),
     (_history, "explain_trace"),
-    (_hub, "explain_failure"),
+    (_history, "explain_failure"),
 }
 spent: dict[str, float] = defaultdict(float)
 calls: dict[str, int] = defaultdict(int)

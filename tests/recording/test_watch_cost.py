@@ -1,11 +1,12 @@
 """A trace's cost is TensorFlow's own tracing time, not the watch's (issue 36.3).
 
-The watch's own work on the slow path (the trace callback, explaining a trace, the live log)
-happens inside the span of every call still in progress: an outer function's trace holds the
-records of the nested calls it makes. That work is taken out of each trace's cost and stated
-once, as ``report.watch_seconds``. Checked with a clock that jumps 100 s whenever the watch
-explains a trace, so no wall-clock time is asserted: a cost that held the watch's work would
-be over 100 s.
+The watch's own work on the slow path (the trace callback, noting a new graph for its
+explanation, the record) happens inside the span of every call still in progress: an outer
+function's trace holds the records of the nested calls it makes. That work is taken out of each
+trace's cost and stated once, as ``report.watch_seconds``. Checked with a clock that jumps 100 s
+whenever the watch notes a new graph, so no wall-clock time is asserted: a cost that held the
+watch's work would be over 100 s. (The reasons themselves are built outside every span:
+``test_explain_outside.py``.)
 """
 
 from __future__ import annotations
@@ -26,28 +27,28 @@ JUMP = 100.0
 
 @pytest.fixture
 def jumping_clock(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The recording's clock jumps ``JUMP`` seconds each time the watch explains a new graph;
-    returns the list of jumps made (one per graph explained)."""
+    """The recording's clock jumps ``JUMP`` seconds each time the watch notes a new graph;
+    returns the list of jumps made (one per graph noted)."""
     offset = [0.0]
     jumps: list[int] = []
 
     def clock() -> float:
         return time.perf_counter() + offset[0]
 
-    real_explain = hub.explain_new_graph
+    real_note = hub.note_new_graph
 
-    def slow_explain(*args: Any, **kwargs: Any) -> Any:
+    def slow_note(*args: Any, **kwargs: Any) -> Any:
         offset[0] += JUMP
         jumps.append(1)
-        return real_explain(*args, **kwargs)
+        return real_note(*args, **kwargs)
 
     monkeypatch.setattr(hooks, "_perf", clock)  # the hooks bind it when a watch installs them
     monkeypatch.setattr(hub, "_perf", clock)
-    monkeypatch.setattr(hub, "explain_new_graph", slow_explain)
+    monkeypatch.setattr(hub, "note_new_graph", slow_note)
     return jumps
 
 
-def test_a_nested_functions_explaining_is_not_in_the_outer_traces_cost(jumping_clock: list[int]) -> None:
+def test_a_nested_functions_records_are_not_in_the_outer_traces_cost(jumping_clock: list[int]) -> None:
     @tf.function
     def inner(x: Any) -> Any:
         return x * 2
@@ -58,13 +59,13 @@ def test_a_nested_functions_explaining_is_not_in_the_outer_traces_cost(jumping_c
 
     with tfgraph_lab.watch() as w:
         outer(tf.ones([2]))
-        outer(tf.ones([3]))  # both retrace: four graphs explained, four jumps
+        outer(tf.ones([3]))  # both retrace: four graphs noted, four jumps
     report = w.report
     assert len(jumping_clock) == 4
     traced = [e for e in report.events if e.traced]
     assert {e.qualname.rsplit(".", 1)[-1] for e in traced} == {"inner", "outer"}
     for e in traced:
-        assert e.seconds < JUMP, f"{e.qualname}'s cost holds the watch's explaining: {e.seconds:.1f} s"
+        assert e.seconds < JUMP, f"{e.qualname}'s cost holds the watch's work: {e.seconds:.1f} s"
     assert report.trace_seconds < JUMP
     assert report.watch_seconds >= 4 * JUMP  # stated once, apart
     assert outer.experimental_get_tracing_count() == 2 and inner.experimental_get_tracing_count() == 2

@@ -17,6 +17,8 @@ tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
 from tfgraph_lab.explain import pages  # noqa: E402
+from tfgraph_lab.recording.calllog import CallRecord  # noqa: E402
+from tfgraph_lab.watching import livelog  # noqa: E402
 
 
 class Records(logging.Handler):
@@ -304,3 +306,38 @@ def test_keras_steps_are_named_under_watch_and_by_a_callback(records: list[loggi
     for n in (3, 5):
         model.predict(np.zeros((n, 4), "float32"), verbose=0, callbacks=[cb])
     assert [r.getMessage().split(" (", 1)[0] for r in records] == ["tf.function predict step retraced"]
+
+
+def test_a_loop_on_the_terminal_prints_three_lines_then_folds_the_rest(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # To a terminal (tfgraph-lab run's stream, or unconfigured logging) a function's first 3
+    # retraces are one line each; the next ones are counted, without building their reasons,
+    # and written as one line once 5 s passed since the function's last line (a clock made to
+    # jump here) and when the watch ends. The report explains every one.
+    now = [0.0]
+    monkeypatch.setattr(livelog.LIVE_LOG, "clock", lambda: now[0])
+
+    @tf.function
+    def scale(x, s):
+        return x * s
+
+    x = tf.constant(2.0)
+    with livelog.stream_to_stderr(), tfgraph_lab.watch() as w:
+        for i in range(6):
+            scale(x, 0.5 + i)  # 5 retraces: 3 lines, 2 folded
+        records = [e for e in w.entries() if isinstance(e, CallRecord) and e.traces]
+        assert [r.explain is None for r in records] == [False, True, True, True, False, False]
+        now[0] = livelog.FOLD_SECONDS
+        scale(x, 10.5)  # the 6th: its function's folded line comes now (3 folded)
+        scale(x, 11.5)  # the 7th: folded again, written when the watch ends
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("tfgraph_lab: ")]
+    assert len(lines) == 5, lines
+    assert all("scale retraced (python-value-changed s: " in line for line in lines[:3])
+    assert "scale retraced 3 more times (changed from the graph before: s ×3)" in lines[3]
+    assert "scale retraced 1 more time (changed from the graph before: s ×1)" in lines[4]
+    assert lines[4].endswith("reasons and fix: see the report")
+    report = w.report
+    assert scale.experimental_get_tracing_count() == 8 == report.function("scale").traces
+    retraces = [e for e in report.events if e.retrace]
+    assert len(retraces) == 7 and all(e.reasons[0].code == "python-value-changed" for e in retraces)

@@ -34,6 +34,7 @@ __all__ = [
     "explain_trace",
     "mark_wasted",
     "reads_other_variables",
+    "trace_kind",
 ]
 
 CODES = tuple(ReasonCode)  # in the order of docs/ARCHITECTURE.md's table
@@ -96,6 +97,7 @@ def _explain(
 ) -> list[Reason]:
     seen = call if call is not None else new
     name = code_name(qualname)
+    first = trace_kind(bool(cached), cached_scopes, scope, bool(other_objects), kind)
     if not cached:
         if kind == "method" and other_objects:
             return [
@@ -106,7 +108,7 @@ def _explain(
                     fix="nothing to fix per instance; if instances are created in a loop, reuse one",
                 )
             ]
-        if other_objects and kind not in ("tf.data", "restored"):
+        if first == ReasonCode.NEW_FUNCTION_OBJECT:
             if cell_rerun:
                 return [_cell_rerun(label)]
             return [_new_function_object(label, name, len(other_objects))]
@@ -121,7 +123,7 @@ def _explain(
         return [Reason(ReasonCode.FIRST_TRACE, message=f"{what}: traced a graph for {new.text or '()'}")]
     scopes = list(cached_scopes) or [Scope.NONE] * len(cached)
     same_scope = [s for s, sc in zip(cached, scopes) if sc == scope]
-    if scope == Scope.NONE and not same_scope and any(sc == Scope.VARIABLE_CREATION for sc in scopes):
+    if first == ReasonCode.VARIABLE_CREATION:
         # TF traces a stateful function's first call twice: once allowing variable creation,
         # then (because variables were created) once more without (polymorphic_function.py,
         # Function._call, TF 2.15-2.21).
@@ -156,6 +158,29 @@ def _explain(
         # both scopes hold graphs: the first call created variables and traced twice
         best = [_with_one_off(r) for r in best]
     return best
+
+
+def trace_kind(
+    has_cached: bool, cached_scopes: Sequence[str], scope: str, has_other_objects: bool, kind: str
+) -> ReasonCode | None:
+    """The first reason code of a trace when the kind of trace alone decides it, else None (the
+    signature diff decides, and it is a retrace: :data:`NOT_RETRACES` holds neither of its codes).
+    Cheap, and the one rule :func:`explain_trace` branches on: the recording decides whether a
+    graph is a retrace from it when the graph is traced, and builds the reasons later.
+    ``cached_scopes``: the scopes of the cached graphs (empty: all ``Scope.NONE``)."""
+    if not has_cached:
+        if kind == "method" and has_other_objects:
+            return ReasonCode.FIRST_TRACE  # a new instance's own function
+        if has_other_objects and kind not in ("tf.data", "restored"):
+            return ReasonCode.NEW_FUNCTION_OBJECT
+        return ReasonCode.FIRST_TRACE
+    if scope != Scope.NONE or Scope.NONE in cached_scopes or not cached_scopes:
+        return None
+    if any(sc == Scope.VARIABLE_CREATION for sc in cached_scopes):
+        # TF traces a stateful function's first call twice: once allowing variable creation,
+        # then (because variables were created) once more without
+        return ReasonCode.VARIABLE_CREATION
+    return None
 
 
 def _with_one_off(reason: Reason) -> Reason:

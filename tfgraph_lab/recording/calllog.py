@@ -172,7 +172,10 @@ class CallRecord:
     failed_trace: bool = False
     caller: str | None = None
     thread: str | None = None
-    reasons: tuple[Reason, ...] = ()
+    # The reasons, once built (see ``reasons``); until then ``explain`` builds them from what
+    # was noted at trace time (``recording.history.note_new_graph``)
+    explained: tuple[Reason, ...] = ()
+    explain: Callable[[], tuple[Reason, ...]] | None = None
     xla: Any = None  # an _xla.XlaOutcome: what XLA compiled on this call
     # a trace whose call began before the hooks were in (another thread traced when the watch
     # started): its cost is not measured, and ``seconds`` (0) is not it
@@ -186,6 +189,21 @@ class CallRecord:
     # outermost first: a tf.function called while another traces is traced inside that trace,
     # whose span (and so its ``seconds``) holds this call's (tally.count_record counts it once).
     inside: tuple[FunctionState, ...] = ()
+
+    @property
+    def reasons(self) -> tuple[Reason, ...]:
+        """Why its traces happened (and why a failed trace failed), built the first time they
+        are read: a live line written, the report built. Never inside a call's span."""
+        explain = self.explain
+        if explain is not None:
+            self.explained = explain()
+            self.explain = None
+        return self.explained
+
+    @reasons.setter
+    def reasons(self, reasons: tuple[Reason, ...]) -> None:
+        self.explained = tuple(reasons)
+        self.explain = None
 
 
 @dataclass
@@ -232,12 +250,14 @@ class ThreadStack(list):  # type: ignore[type-arg]
     thread.
     """
 
-    __slots__ = ("spent", "thread")
+    __slots__ = ("lines", "spent", "thread")
 
     def __init__(self) -> None:
         super().__init__()
         # seconds of the watch's own work inside each call in progress (the slow path's only)
         self.spent: dict[Any, float] = {}
+        # retraces recorded inside a call's span (or a trace's), for the live log once none is
+        self.lines: list[CallRecord] = []
         current = threading.current_thread()
         self.thread: str | None = None if current is threading.main_thread() else current.name
 

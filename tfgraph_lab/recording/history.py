@@ -16,9 +16,10 @@ from dataclasses import replace
 
 from .. import adapter as tfa
 from ..adapter.keras_steps import compile_settings
+from ..explain.failures import explain_failure
 from ..explain.fixes import code_name
 from ..explain.keras_fixes import keras_flag_reason, keras_reason, recompile_reason
-from ..explain.trace import explain_trace, mark_wasted, reads_other_variables
+from ..explain.trace import explain_trace, mark_wasted, reads_other_variables, trace_kind
 from ..model.counts import is_retrace
 from ..model.places import cell_label, innermost_python_function
 from ..model.records import Reason
@@ -26,7 +27,7 @@ from ..model.signatures import Signature, parent_path
 from ..model.vocab import ReasonCode
 from .calllog import NOT_READ, FunctionState, GraphState
 
-__all__ = ["History", "explain_new_graph"]
+__all__ = ["History", "NotedGraph", "explain_new_graph", "explain_noted", "explain_notes", "note_new_graph"]
 
 _IPYTHON_INPUT = re.compile(r"^<ipython-input-\d+-")
 _KEPT_SIGNATURES = 8  # graphs of earlier objects remembered per piece of code
@@ -78,11 +79,46 @@ class History:
         return (filename, info.origin or info.label, info.firstlineno, info.closure, info.owner)
 
 
-def explain_new_graph(
+class NotedGraph:
+    """What explaining a new graph needs that cannot be read later, noted when it is traced:
+    the function's info then, the history's graphs of earlier objects of its code then, whether
+    its cell was re-run, a Keras model's compile settings. The reasons are built from it when
+    someone reads them (:func:`explain_noted`: a live line written, the report built), outside
+    every call's span: a watched loop that retraces pays only for the note."""
+
+    __slots__ = ("call_sig", "compiled", "earlier_objects", "graph", "info", "other_variables", "rerun", "state")
+
+    def __init__(
+        self,
+        state: FunctionState,
+        graph: GraphState,
+        call_sig: Signature | None,
+        info: tfa.FunctionInfo,
+        earlier_objects: list[Signature],
+        rerun: bool,
+        compiled: tuple[dict[str, str] | None, dict[str, str] | None],
+        other_variables: bool = False,
+    ) -> None:
+        self.state = state
+        self.graph = graph
+        self.call_sig = call_sig
+        self.info = info
+        self.earlier_objects = earlier_objects
+        self.rerun = rerun
+        self.compiled = compiled
+        # a new object's first graph reads other tf.Variables than the earlier object's
+        self.other_variables = other_variables
+
+
+def note_new_graph(
     history: History, state: FunctionState, graph: GraphState, call_sig: Signature | None
-) -> tuple[Reason, ...]:
-    """The reasons for ``graph``, new in ``state``'s cache; marks ``graph.retrace`` and adds
-    the graph to ``history`` (the hub's)."""
+) -> NotedGraph:
+    """Note ``graph``, new in ``state``'s cache, at trace time: the history's bookkeeping (in
+    trace order), ``graph.retrace`` (from the trace's kind alone, :func:`explain.trace.trace_kind`,
+    the first code the reasons will have), the function's Python flags and, for a graph with a
+    Python value in its key, its fingerprint (its graph may be gone when the reasons are built).
+    the tf.Variables its graph reads (a new object reading others' is no hoisting case). No
+    signature diff, no reason text: :func:`explain_noted` builds them later."""
     earlier = [g for g in state.graph_list if g is not graph and g.seq < graph.seq]
     code_key = history.code_key(state.info)
     objects_before = history.objects_per_code.get(code_key, 0)
@@ -96,45 +132,85 @@ def explain_new_graph(
             compiled = (history.compiles.get(code_key), settings)
             history.compiles[code_key] = settings
     other_objects = history.last_graphs.get(code_key, [])
-    reasons = explain_trace(
-        new=graph.signature,
-        call=call_sig,
-        cached=[g.signature for g in earlier],
-        cached_scopes=[g.scope for g in earlier],
-        scope=graph.scope,
-        other_objects=other_objects if objects_before else [],
-        reduce_retracing=state.info.reduce_retracing,
-        qualname=state.info.qualname,
-        label=state.info.label,
-        kind=state.info.kind,
-        cell_rerun=rerun,
-    )
+    earlier_objects = other_objects if objects_before else []
     history.last_graphs[code_key] = ([*other_objects, graph.signature])[-_KEPT_SIGNATURES:]
     before_vars = history.variables.get(code_key)
     cf = graph.cf_ref() if graph.cf_ref is not None else None
     now_vars = tfa.graph_variables(cf) if cf is not None else None
     if now_vars is not None:
         history.variables[code_key] = now_vars
-    other_variables = before_vars is not None and now_vars is not None and not _same_variables(before_vars, now_vars)
-    if not earlier and objects_before and other_variables:
-        reasons = [reads_other_variables(r, state.info.label or state.info.qualname) for r in reasons]
-    graph.retrace = is_retrace([r.code for r in reasons])  # decided here, once (counts.py)
-    if any(r.code == ReasonCode.PYTHON_VALUE_CHANGED for r in reasons):
-        reasons = _mark_wasted(graph, earlier, reasons)
+    other_variables = (
+        not earlier
+        and bool(objects_before)
+        and before_vars is not None
+        and now_vars is not None
+        and not _same_variables(before_vars, now_vars)
+    )
+    first = trace_kind(
+        bool(earlier), [g.scope for g in earlier], graph.scope, bool(earlier_objects), state.info.kind
+    )
+    graph.retrace = is_retrace([first or ReasonCode.UNEXPLAINED])  # decided here, once (counts.py)
+    if any(leaf.kind == "python" for leaf in graph.signature.leaves):
+        _fingerprint(graph)  # read while its graph is alive: a wasted retrace compares them
     flags = _python_flags(graph.signature)
     if flags and flags != state.info.python_flags:
         fn = state.ref()
         if fn is not None and tfa.needs_python_training(fn):
             state.info = replace(state.info, python_flags=flags)
-    if state.info.python_flags:  # they reach Keras 3 layers: no fix makes them tensors
-        reasons = [keras_flag_reason(r, state.info.python_flags, code_name(state.info.qualname)) for r in reasons]
-    if state.info.role:  # Keras's step, named by TraceCallback: fixes at the user's level
+    return NotedGraph(state, graph, call_sig, state.info, earlier_objects, rerun, compiled, other_variables)
+
+
+def explain_new_graph(
+    history: History, state: FunctionState, graph: GraphState, call_sig: Signature | None
+) -> tuple[Reason, ...]:
+    """The reasons for ``graph``, new in ``state``'s cache, at once: :func:`note_new_graph`
+    then :func:`explain_noted`."""
+    return explain_noted(note_new_graph(history, state, graph, call_sig))
+
+
+def explain_notes(notes: tuple[NotedGraph, ...], failure: tuple[str, str] | None = None) -> tuple[Reason, ...]:
+    """The reasons of a record: each noted graph's, then why its trace failed (``failure``:
+    the error's text and the function's label), as the record's ``explain``."""
+    reasons: list[Reason] = []
+    for noted in notes:
+        reasons.extend(explain_noted(noted))
+    if failure is not None:
+        reasons.extend(explain_failure(*failure))
+    return tuple(reasons)
+
+
+def explain_noted(noted: NotedGraph) -> tuple[Reason, ...]:
+    """The reasons for a noted graph: the diff against the graphs its function held when it was
+    traced (its graph list only grows), the wasted-retrace search and the fixes at the level of
+    Keras's steps. Pure over the note; called when the reasons are first read."""
+    state, graph, call_sig, info = noted.state, noted.graph, noted.call_sig, noted.info
+    earlier = [g for g in state.graph_list if g is not graph and g.seq < graph.seq]
+    reasons = explain_trace(
+        new=graph.signature,
+        call=call_sig,
+        cached=[g.signature for g in earlier],
+        cached_scopes=[g.scope for g in earlier],
+        scope=graph.scope,
+        other_objects=noted.earlier_objects,
+        reduce_retracing=info.reduce_retracing,
+        qualname=info.qualname,
+        label=info.label,
+        kind=info.kind,
+        cell_rerun=noted.rerun,
+    )
+    if noted.other_variables:  # a new object whose graph reads other tf.Variables
+        reasons = [reads_other_variables(r, info.label or info.qualname) for r in reasons]
+    if any(r.code == ReasonCode.PYTHON_VALUE_CHANGED for r in reasons):
+        reasons = _mark_wasted(graph, earlier, reasons)
+    if info.python_flags:  # they reach Keras 3 layers: no fix makes them tensors
+        reasons = [keras_flag_reason(r, info.python_flags, code_name(info.qualname)) for r in reasons]
+    if info.role:  # Keras's step, named by TraceCallback: fixes at the user's level
         generalised = call_sig is not None and call_sig.leaves != graph.signature.leaves
-        reasons = [keras_reason(r, state.info.role, generalised) for r in reasons]
-    if state.info.framework and _KERAS_DIR in state.info.filename:
-        owned = bool(state.info.owner)
+        reasons = [keras_reason(r, info.role, generalised) for r in reasons]
+    if info.framework and _KERAS_DIR in info.filename:
+        owned = bool(info.owner)
         reasons = [
-            (recompile_reason(r, *compiled, state.info.role) if owned else _keras_rebuilt(r))
+            (recompile_reason(r, *noted.compiled, info.role) if owned else _keras_rebuilt(r))
             if r.code == ReasonCode.NEW_FUNCTION_OBJECT
             else r
             for r in reasons

@@ -31,16 +31,16 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from .. import adapter as tfa
 from ..adapter.keras_steps import keras_name
-from ..explain.failures import error_text, explain_failure
+from ..explain.failures import error_text
 from ..model.places import caller_location, cell_label
-from ..model.records import Reason
 from ..model.vocab import Scope, Via
 from .calllog import CallLog, CallRecord, FunctionState, GraphState, ThreadStack, WatchLog
-from .history import History, explain_new_graph
+from .history import History, explain_notes, note_new_graph
 from .hooks import make_call_flat_hook, make_call_hook, make_count_only_hook, make_gcf_hook
 from .host import NO_TRACES, Frame
 from .tf_warnings import RetraceWarningHandler, handler_installed, install_handler, remove_handler
@@ -90,17 +90,45 @@ class Hub:
         self.xla = XlaModel(None, self.xla_memory)
         # Called with each record that retraced, on the trace path only (never on a hit).
         self.retrace_sink: Callable[[CallRecord, Mapping[str, str]], None] | None = None
+        self.waiting: list[ThreadStack] = []  # threads holding retraces for the live log
 
-    def add_record(self, record: CallRecord) -> None:
+    def add_record(self, record: CallRecord, in_trace: bool = False) -> None:
         """Append a slow-path record to the log; a retrace goes to the live log as well.
 
         A graph TF built around a function (tf.data wrapper, replica clone) is no retrace of it
-        (see :mod:`tfgraph_lab.model.counts`). Counting is the readers' (``_aggregate``)."""
+        (see :mod:`tfgraph_lab.model.counts`). Counting is the readers' (``_aggregate``).
+        The live log reads the record's reasons, so builds them: it gets the record only when no
+        call is in progress on this thread and no trace (``in_trace``: made by the trace
+        callback), else once the outermost call returns (:meth:`flush_lines`) or the watch stops."""
         self.label(record.caller)
         sink = self.retrace_sink
         if sink is not None and not record.state.info.wraps and any(g.retrace for g in record.traces):
-            sink(record, self.labels)  # the live log (set by the recorder)
+            stack = self.stack()
+            if stack or in_trace:
+                if not stack.lines:
+                    with self.lock:
+                        self.waiting.append(stack)
+                stack.lines.append(record)
+            else:
+                if stack.lines:
+                    self.flush_lines(stack)  # the nested calls' lines first, in their order
+                sink(record, self.labels)  # the live log (set by the recorder)
         self.calllog.append(record)
+
+    def flush_lines(self, stack: ThreadStack | None = None) -> None:
+        """Hand the live log the retraces recorded inside a span: ``stack``'s (its thread's
+        outermost call returned), or every thread's (a watch stops)."""
+        with self.lock:
+            stacks = [stack] if stack is not None else list(self.waiting)
+            for s in stacks:
+                if s in self.waiting:
+                    self.waiting.remove(s)
+        sink = self.retrace_sink
+        for s in stacks:
+            records, s.lines = s.lines, []
+            if sink is not None:
+                for record in records:
+                    sink(record, self.labels)
 
     def label(self, place: str | None) -> None:
         """Name the notebook cell of ``place`` as IPython numbers it now (slow path only)."""
@@ -128,6 +156,7 @@ class Hub:
             return watch
 
     def detach(self, watch: WatchLog) -> None:
+        self.flush_lines()
         with self.lock:
             if watch in self.watches:
                 self.watches.remove(watch)
@@ -149,7 +178,6 @@ class Hub:
         self.cache_owner = {}
         self.objects_seen = {}
         self.xla = XlaModel(tfa.xla_key_reader() if h.full else None, self.xla_memory)
-        self.xla.eager_flags = h.eager_flag_module
         fn_cls = h.function_class
         self.originals = {"__call__": fn_cls.__dict__["__call__"]}
         try:
@@ -334,8 +362,8 @@ class Hub:
             record.inside = tuple(f.state for f in self.stack())
             record.traces.append(graph)
             record.caller = tfa.user_place(caller_location())
-            record.reasons = explain_new_graph(self.history, state, graph, None)
-            self.add_record(record)
+            record.explain = partial(explain_notes, (note_new_graph(self.history, state, graph, None),))
+            self.add_record(record, in_trace=True)
         return graph
 
     def trace_origin(self, state: FunctionState, frame_via: Via) -> Via:
@@ -385,6 +413,8 @@ class Hub:
         try:
             self._fill_slow_record(record, frame, fn, args, kwargs, exc, xla, graph)
         finally:
+            if not stack and stack.lines:
+                self.flush_lines(stack)  # the outermost call returned: its retraces' lines
             own = _perf() - began
             record.tool_seconds = own
             charge(stack, own)
@@ -428,17 +458,18 @@ class Hub:
             call_sig = None
             if traces and state.info.reduce_retracing:
                 call_sig = tfa.call_signature(fn, args, kwargs)
-            reasons: list[Reason] = []
+            notes = []
             for graph in traces:
-                reasons.extend(explain_new_graph(self.history, state, graph, call_sig))
+                # what explaining needs that cannot be read later; the reasons are built when
+                # read (the live line, the report), not here
+                notes.append(note_new_graph(self.history, state, graph, call_sig))
                 if call_sig is not None and call_sig.leaves != graph.signature.leaves:
                     graph.generalised = True
                 # a framework function (Keras's train step) reads the user's step method's
                 # attributes only: see tfa.scalar_captures
                 graph.captures = tfa.scalar_captures(fn, framework=state.info.framework)
-            if record.failed_trace and record.error:
-                reasons.extend(explain_failure(record.error, state.info.label))
-            record.reasons = tuple(reasons)
+            failure = (record.error, state.info.label) if record.failed_trace and record.error else None
+            record.explain = partial(explain_notes, tuple(notes), failure)
         self.add_record(record)
 
 

@@ -88,13 +88,6 @@ class XlaOutcome:
         self.reference: float | None = None  # a cached call's time seen in an earlier watch
 
 
-class _NeverEager:
-    RUN_FUNCTIONS_EAGERLY = False
-
-
-_NOT_EAGER = _NeverEager()
-
-
 class XlaModel:
     """Per hub install: the path of calls XLA is involved in, and the nested call sites found
     while graphs are built. ``memory`` is the hub's :class:`XlaMemory` per graph, which
@@ -103,7 +96,6 @@ class XlaModel:
     def __init__(self, key_reader: Any, memory: dict[str, XlaMemory]) -> None:
         self.key = key_reader  # None: TF moved the names; XLA is then not counted
         self.memory = memory
-        self.eager_flags: Any = _NOT_EAGER  # the hub sets TF's module (RUN_FUNCTIONS_EAGERLY)
         self.pending: dict[int, list[Site]] = {}  # id(outer frame) -> sites found in its trace
 
     def call(

@@ -2,8 +2,19 @@
 
 While any watch or monitor is active, the hub calls :func:`log_retrace_record` (its
 ``retrace_sink``, set by :mod:`tfgraph_lab.watching.recorder`) when a call that
-retraced returns (its reasons are computed then), or when a trace made without a call (tf.data,
-``get_concrete_function``) is recorded: never on a cache hit. Standard :mod:`logging` at level
+retraced returns, or when a trace made without a call (tf.data, ``get_concrete_function``) is
+recorded: never on a cache hit, and only once no call is in progress on the thread (a nested
+function's retrace waits for the outermost call to return), so the reasons a line reads are
+built outside every call's span (``CallRecord.reasons`` builds them when first read).
+
+To a person's terminal (logging unconfigured: Python's last-resort handler; or
+:func:`stream_to_stderr`, ``tfgraph-lab run``) a function's first :data:`AT_ONCE` retraces of a
+watch are one line each, at once; its next ones are folded into one line, "tf.function f
+retraced 37 more times (changed from the graph before: lr ×37) · … · reasons and fix: see the
+report", written at its next retrace once :data:`FOLD_SECONDS` have passed since its last line,
+and when the watch ends: a loop that retraces on every call prints a few lines, not one per
+call, and no reasons are built for the folded ones (the report builds them). A configured
+logging handler (an application's) gets one record per retrace, as ever; so does ``--all``. Standard :mod:`logging` at level
 WARNING, so with logging unconfigured the lines reach stderr through Python's last-resort
 handler, and a configured application gets them where it sends its warnings. Each record also
 carries the plain data as ``record.tfgraph_lab`` (a dict) for structured handlers, with each
@@ -31,6 +42,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -42,7 +54,7 @@ from ..explain.pages import page_names, page_url
 from ..explain.trace import NOT_RETRACES
 from ..model.records import Reason
 from ..model.signatures import Signature, is_under
-from ..model.vocab import Via
+from ..model.vocab import ReasonCode, Via
 from ..recording.xla_log import LOG as XLA_LOG
 from ..render.format import fmt_seconds, short_path
 
@@ -139,6 +151,11 @@ class LiveLog:
         # per function object (held weakly): what each line logged for it said -> the signature
         # of the graph that line was about (the last one that said it)
         self._said: weakref.WeakKeyDictionary[Any, dict[str, Signature]] = weakref.WeakKeyDictionary()
+        # Lines to a terminal (see _to_a_terminal): per function (its info.key), the lines
+        # written at once since the watch began, and the retraces folded since its last line
+        self.written: dict[Any, int] = {}
+        self.more: dict[Any, _More] = {}
+        self.clock = time.monotonic
 
     def list_framework(self, watch: object, listed: bool = True) -> None:
         """``watch`` starts (``listed``) or stops listing the framework's functions."""
@@ -156,7 +173,7 @@ class LiveLog:
         (called on the trace path only); ``labels`` names notebook cells (the hub's, resolved
         when recorded)."""
         try:
-            info, reasons = record.state.info, record.reasons
+            info = record.state.info
             if info.framework and not info.origin and not self._listing:
                 retraces = sum(1 for g in record.traces if g.retrace)
                 self.folded[info.label] = self.folded.get(info.label, 0) + retraces
@@ -165,6 +182,13 @@ class LiveLog:
                 return
             if not LOGGER.hasHandlers() and _report_shown_anyway():
                 return
+            if not self._listing and _to_a_terminal():  # --all: every line, one by one
+                key = info.key
+                if self.written.get(key, 0) >= AT_ONCE or key in self.more:
+                    self._fold(key, record, labels)
+                    return
+                self.written[key] = self.written.get(key, 0) + 1
+            reasons = record.reasons  # built now, for this line (calllog.CallRecord.reasons)
             data: dict[str, Any] = {
                 "function": info.label,
                 "qualname": info.qualname,
@@ -212,9 +236,44 @@ class LiveLog:
         lines[said] = graph.signature
         return "" if alike is None else telling_apart(graph.signature, alike, record.reasons)
 
+    def _fold(self, key: Any, record: CallRecord, labels: Mapping[str, str] | None) -> None:
+        """A retrace past a function's first :data:`AT_ONCE` lines to a terminal: counted, with
+        what told its graph from the one before (no reasons built); its line is written when
+        :data:`FOLD_SECONDS` have passed since the function's last line, or the watch ends."""
+        more = self.more.get(key)
+        if more is None:
+            more = self.more[key] = _More(record.state.info.label, self.clock())
+        for graph in record.traces:
+            if graph.retrace:
+                more.add(graph, record.seconds if not record.began_before_watch else 0.0)
+        more.caller = record.caller or more.caller
+        more.labels = labels
+        if self.clock() - more.since >= FOLD_SECONDS:
+            self._write_more(key)
+
+    def _write_more(self, key: Any) -> None:
+        more = self.more.pop(key, None)
+        if more is None or not more.retraces:
+            return
+        self.more[key] = _More(more.label, self.clock())  # the next ones fold again
+        try:
+            if LOGGER.isEnabledFor(logging.WARNING):
+                LOGGER.warning("%s", more.line(), extra={"tfgraph_lab": more.data()})
+        except Exception:  # never break the user's program
+            pass
+
+    def flush_more(self) -> None:
+        """The folded retraces' lines of every function (a watch ends), then start afresh."""
+        for key in list(self.more):
+            self._write_more(key)
+        self.more.clear()
+        self.written.clear()
+
     def flush_folded(self) -> None:
-        """One WARNING record for the framework-internal retraces folded since the last call
-        (none: nothing); ``record.tfgraph_lab`` holds ``{"folded": {function: retraces}}``."""
+        """The retraces folded since the last call: each function's own (:meth:`flush_more`),
+        then one WARNING record for the framework-internal ones (none: nothing);
+        ``record.tfgraph_lab`` holds ``{"folded": {function: retraces}}``."""
+        self.flush_more()
         folded = dict(self.folded)
         self.folded.clear()
         try:
@@ -234,6 +293,77 @@ class LiveLog:
             LOGGER.warning("%s", clip(line, LINE_CHARS), extra={"tfgraph_lab": {"folded": folded}})
         except Exception:  # never break the user's program
             pass
+
+
+AT_ONCE = 3  # lines to a terminal written at once per function and watch; then folded
+FOLD_SECONDS = 5.0  # a function's folded retraces are written at most this often
+NEW_OBJECT = ReasonCode.NEW_FUNCTION_OBJECT.value
+
+
+class _More:
+    """A function's retraces folded since its last line to a terminal: how many, what told each
+    graph from the graph before it (argument paths; ``new-function-object`` for a new object's
+    first graph), their cost. Plain data read from the graphs; no reasons built."""
+
+    def __init__(self, label: str, since: float) -> None:
+        self.label = label
+        self.since = since
+        self.retraces = 0
+        self.seconds = 0.0
+        self.changed: dict[str, int] = {}
+        self.caller: str | None = None
+        self.labels: Mapping[str, str] | None = None
+
+    def add(self, graph: Any, seconds: float) -> None:
+        self.retraces += 1
+        self.seconds += seconds
+        for what in _told(graph):
+            self.changed[what] = self.changed.get(what, 0) + 1
+
+    def line(self) -> str:
+        name = self.label if len(self.label) <= 32 else "…" + self.label[-31:]
+        n = self.retraces
+        counted = sorted(self.changed.items(), key=lambda i: -i[1])
+        told = [f"{NEW_OBJECT} ×{k}" for what, k in counted if what == NEW_OBJECT]
+        paths = ", ".join(f"{what} ×{k}" for what, k in counted if what != NEW_OBJECT)
+        if paths:
+            told.append(f"changed from the graph before: {paths}")
+        parts = [f"tf.function {name} retraced {n} more time{'s' if n != 1 else ''}"]
+        if told:
+            parts[0] += f" ({clip('; '.join(told), 70)})"
+        if self.caller:
+            parts.append(f"last at {short_path(self.caller, self.labels)}")
+        parts.append(f"cost {fmt_seconds(self.seconds)}")
+        end = " · reasons and fix: see the report"
+        return clip(" · ".join(parts), LINE_CHARS - len(end)) + end
+
+    def data(self) -> dict[str, Any]:
+        return {"function": self.label, "more": self.retraces, "seconds": self.seconds, "changed": dict(self.changed)}
+
+
+def _told(graph: Any) -> list[str]:
+    """What tells a retrace's graph from the graph its function traced before it: the argument
+    paths whose leaves differ, or ``new-function-object`` for a new object's first graph (a
+    first graph that retraced: see :func:`tfgraph_lab.explain.trace.trace_kind`)."""
+    earlier = [g for g in graph.state.graph_list if g is not graph and g.seq < graph.seq]
+    if not earlier:
+        return [NEW_OBJECT]
+    before = earlier[-1].signature.by_path()
+    told = []
+    for leaf in graph.signature.leaves:
+        if leaf.kind != "container" and before.get(leaf.path) != leaf:
+            told.append(leaf.path)
+    return told
+
+
+def _to_a_terminal() -> bool:
+    """The live log's records go to a person's terminal: no handler configured (Python's
+    last-resort handler), or only the tool's own stream (:func:`stream_to_stderr`). A
+    configured application gets one record per retrace."""
+    handlers = LOGGER.handlers
+    if handlers:
+        return not LOGGER.propagate and all(isinstance(h, (_StderrHandler, logging.NullHandler)) for h in handlers)
+    return not LOGGER.hasHandlers()
 
 
 def _short_label(label: str) -> str:

@@ -338,6 +338,9 @@ def watch(
     except BaseException:
         _end_watch(life.finish(), failed=True)
         raise
+    if not outputs and not options.live and recorder.budget is None and recorder.xla_budget is None:
+        life.stop()  # nothing to write, show or check: the report is built when read (w.report)
+        return
     _end_watch(life.finish(replace_view=True), failed=False)
 
 

@@ -429,21 +429,24 @@ def test_a_recompile_that_changes_only_the_learning_rate(tmp_path: Path) -> None
         and "instead of the second model.compile" in comment
     )
     assert "no new functions, no new traces" in comment
-    fixed = run(replace_line(source, "model.compile(", [printed], nth=1), tmp_path / "fixed.py")
-    # the promise: the second fit traces nothing (TF's count = the program's up to that line)
     upto = source.splitlines()
     second = [i for i, line in enumerate(upto) if "model.compile(" in line][1]
     before = run("\n".join(upto[:second]) + "\n", tmp_path / "prefix.py")
-    assert keras_graphs(fixed) == keras_graphs(before) < keras_graphs(written)
-    model = fixed.namespace["model"]
-    assert type(model.optimizer).__name__ == "SGD" and model.optimizer.learning_rate.numpy() == pytest.approx(
-        0.01
-    )
-    assert "mae" in model.get_compile_config()["metrics"]
-    # training does what it did: the final loss is no worse than with the recompile
-    final = fixed.namespace["second"].history["loss"][-1]
-    assert final <= written.namespace["second"].history["loss"][-1] * 1.1  # measured: 1.07
-    assert final < fixed.namespace["first"].history["loss"][0] / 2
+
+    def holds(printed: str) -> None:
+        fixed = run(replace_line(source, "model.compile(", [printed], nth=1), tmp_path / "fixed.py")
+        # the promise: the second fit traces nothing (TF's count = the program's up to that line)
+        assert keras_graphs(fixed) == keras_graphs(before) < keras_graphs(written)
+        model = fixed.namespace["model"]
+        assert type(model.optimizer).__name__ == "SGD" and "mae" in model.get_compile_config()["metrics"]
+        # training does what it did: the final loss is no worse than with the recompile
+        final = fixed.namespace["second"].history["loss"][-1]
+        assert final <= written.namespace["second"].history["loss"][-1] * 1.1  # measured: 1.07
+        assert final < fixed.namespace["first"].history["loss"][0] / 2
+
+    holds(printed)
+    with pytest.raises(AssertionError):  # a rate that stops training is caught
+        holds(printed.replace("assign(0.01)", "assign(0.0)"))
 
 
 def test_keras_fine_tuning_recipe_keeps_its_recompile(tmp_path: Path) -> None:
@@ -527,3 +530,46 @@ def test_trace_callback_report_after_fit_evaluate_and_predict_with_a_short_last_
     assert rows["predict step"].graphs[-1].signature.startswith("data: [TensorSpec(shape=(None, 4)")
     assert "traced inside fit · train loop's trace" in text and "counted once in the total" in text
     assert "1 of them retrace" in text.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    ("program", "function", "after"),
+    [("jit_shapes", "norm", 1), ("custom_loop", "train_step", 3)],
+)
+def test_try_fix_tries_the_first_fix_shown_and_leaves_one_run(
+    shell: Any, capsys: Any, monkeypatch: pytest.MonkeyPatch, program: str, function: str, after: int
+) -> None:
+    """``%%tracewatch --try-fix`` on the program's cell tries the plan's best fix (the call-site
+    one through its wrapper), TF's count after it is the promise, and the names the cell sets
+    are those of one run."""
+    from tfgraph_lab.trial import tryfix
+
+    seen: list[Any] = []
+    original = tryfix.try_fix
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        seen.append(original(*args, **kwargs))
+        return seen[-1]
+
+    monkeypatch.setattr(tryfix, "try_fix", recording)
+    source = (PROGRAMS / f"{program}.py").read_text()
+    once: dict[str, Any] = {"__name__": "__main__"}
+    exec(compile(source, f"{program}_once.py", "exec"), once)
+    capsys.readouterr()
+    shell.run_cell("runs = []")  # an earlier cell's list, which the cell appends to
+    result = shell.run_cell("%%tracewatch --try-fix -v tried_report\n" + source + "runs.append(len(runs))\n")
+    assert result.success, result.error_in_exec
+    text = capsys.readouterr().out
+    (trial,) = seen
+    report = shell.user_ns["tried_report"]
+    best = report.plan(function).best
+    assert trial.plan == best.plan and trial.verdict == "works", text
+    assert trial.after is not None and trial.after.traces == best.graphs == after
+    assert trial.outputs == "equal", trial.outputs_detail
+    assert shell.user_ns["runs"] == [0], "the cell ran again and its effect stayed"
+    for name in ("lr", "outs", "loss"):  # what one run leaves
+        if name in once:
+            close(
+                shell.user_ns[name] if name != "loss" else float(shell.user_ns[name]),
+                once[name] if name != "loss" else float(once[name]),
+            )

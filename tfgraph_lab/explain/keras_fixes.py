@@ -33,6 +33,7 @@ TF 2.21 (tests/keras/test_keras_fixes.py applies the suggestions):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -120,6 +121,22 @@ def keras_xla_reason(reason: Reason) -> Reason:
     )
 
 
+def _batch_seen(reasons: Sequence[Reason]) -> int:
+    """The largest leading dimension the predict step's batches had (its shape reasons'
+    before/after, ``(16, 4)``): the batch size predict ran with, when a batch was full; 32 (Keras's
+    default) when no shape is read. Padding to any multiple keeps one shape; this one keeps the
+    user's own batch size (the callback's 40 rows in batches of 16 printed 32)."""
+    sizes = [
+        int(m[1])
+        for r in reasons
+        if r.code in _SHAPE
+        for text in (r.before, r.after)
+        for m in [re.match(r"\((\d+),", text)]
+        if m
+    ]
+    return max(sizes, default=32)
+
+
 def keras_suggestion(role: str, reasons: Sequence[Reason], generalised: bool) -> str | None:
     """Code to paste for the most frequent of ``reasons`` (retraces only) of Keras's ``role``
     function (None: none, or nothing at the user's level beyond the reason's text)."""
@@ -145,7 +162,7 @@ def keras_suggestion(role: str, reasons: Sequence[Reason], generalised: bool) ->
             [
                 *lines,
                 "# one batch shape for every call: pad x, then drop the extra rows",
-                "batch_size = 32  # the batch_size you pass to predict (32 when you pass none)",
+                f"batch_size = {_batch_seen(reasons)}  # the batch_size you pass to predict (32 when you pass none)",
                 *spe,
                 f"pad = -len(x) % ({group})",
                 "y = model.predict(np.pad(x, [(0, pad)] + [(0, 0)] * (x.ndim - 1)), "

@@ -276,13 +276,20 @@ def watch_program(name: str, tmp_path: Path) -> tuple[str, Run, str]:
         assert traces == written.graphs[name], (name, counted, written.graphs)
     # no tracing total above the program's wall time
     assert report.trace_seconds <= written.seconds, (report.trace_seconds, written.seconds)
-    # every fix the JSON carries is one the text shows, and the other way round
+    # every fix the JSON carries is one the text shows, as the text shows it
     data = json.loads(report.to_json())
     for event in data["events"]:
+        name = tf_name(event["qualname"])
         for reason in event["reasons"]:
             for plan in reason.get("fix_plans") or ():
-                if plan.get("hoist") or plan.get("decorator"):
-                    assert plan["decorator"] in text or plan["hoist"], plan
+                if plan.get("decorator"):
+                    assert f"@tf.function({plan['decorator']})" in text, plan
+                if plan.get("hoist"):
+                    assert f"{name} = tf.function({name})" in text, plan
+    # and each suggestion's code lines parse, one by one (a decorator line with a def under it)
+    for f in data["functions"]:
+        for line in code_only((f.get("suggestion") or "").splitlines()):
+            ast.parse(line + ("\ndef _(): pass" if line.startswith("@") else ""))
     return source, written, text
 
 

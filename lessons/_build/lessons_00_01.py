@@ -14,8 +14,8 @@ def lesson_00() -> list[Any]:
 
 TensorFlow 2 runs **eagerly** by default: every operation runs as soon as Python reaches it.
 `@tf.function` turns Python into a **cached graph** for speed. The trap: every *new input
-signature* makes TensorFlow **trace** a new graph, and tracing is expensive — frequent retracing
-can make code slower than plain eager mode, with only a vague warning.
+signature* makes TensorFlow **trace** a new graph, and tracing is expensive — how expensive,
+against plain eager mode, you will measure — with only a vague warning.
 
 This workshop makes tracing *visible*. You will predict what TensorFlow does, run it, look at
 what actually happened, understand why, fix it, and have the fix checked by measurement.
@@ -30,10 +30,10 @@ what actually happened, understand why, fix it, and have the fix checked by meas
 | 05 | variables: created inside a `tf.function`, as arguments, a second optimizer | 35 min |
 | 06 | objects, structures and re-created functions | 30 min |
 | 07 | training-loop clinic: Keras `fit`, a custom loop, retrace budgets, monitoring (XLA: optional) | 45 min |
-| 08 | capstone: fix a slow training script | 55 min |
+| 08 | capstone: fix a slow training script | 60 min |
 | 09 | optional extras from TensorFlow's `tf.function` guide | 60 min |
 
-5 h 25 min in all for 00–08, for a learner who reads every cell and output, predicts, plays
+5 h 30 min in all for 00–08, for a learner who reads every cell and output, predicts, plays
 each lab and does each exercise (failing it once); 09 is for after the course.
 
 **One session for all lessons.** Open the next lesson from JupyterLab's file browser (the

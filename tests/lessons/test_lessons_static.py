@@ -147,11 +147,19 @@ OUTCOME_WORDS = re.compile(r"cached|retrac|trace|new key|aliasing|-changed|graph
 #: Sentences that once stated an answer above its prediction (issue 20): none may come back
 #: anywhere above it, in its lesson or an earlier one.
 GIVEAWAYS = {
-    "my_guess": ["same shape and dtype as the first call", "a longer vector", "the same length as the third"],
+    "my_guess": [
+        "same shape and dtype as the first call",
+        "a longer vector",
+        "the same length as the third",
+        "one extra graph per new size",
+        "same signature reuses",
+        "same signature: served by the cached graph",
+    ],
     "print_guess": ["go stale too"],
-    "raise_guess": ["it cannot create a new one"],
-    "flag_guess": ["decided at trace time", "makes two graphs"],
-    "faster_guess": ["Retracing can be slower than no graph at all"],
+    "raise_guess": ["it cannot create a new one", "inside the function on every call"],
+    "flag_guess": ["decided at trace time", "makes two graphs", "a graph per Python value"],
+    "warn_guess": ["at most twice"],
+    "faster_guess": ["Retracing can be slower than no graph at all", "slower than plain eager mode"],
     "unrolled_guess": ["part of the cache key", "every new `n`"],
     "mean_guess": ["same value: cached", "its value is part of the key"],
     "attribute_guess": [
@@ -159,15 +167,27 @@ GIVEAWAYS = {
         "settings.scale                # read",
         "go stale too",
         "stale closures and attributes",
+        "the graph keeps the old values",
+        "global, closure variable or **attribute",
     ],
-    "recreated_guess": ["a new tf.function object every time", "with an empty cache"],
-    "dtype_guess": ["shapes only", "not dtypes", "generalises *shapes*", "does not help with a dtype"],
+    "recreated_guess": ["a new tf.function object every time", "with an empty cache", "empty caches"],
+    "dtype_guess": [
+        "shapes only",
+        "not dtypes",
+        "generalises *shapes*",
+        "does not help with a dtype",
+        "does **not** help",
+    ],
     "variable_guess": ["a new aliasing pattern", "a new key", "still two distinct ones"],
-    "structure_guess": ["structure-changed", "**structure** (length, keys, nesting) is part"],
-    "frozen_guess": ["reuses the graph while", "a changed value is a new key"],
+    "structure_guess": [
+        "structure-changed",
+        "**structure** (length, keys, nesting) is part",
+        "with the same keys shares one graph",
+    ],
+    "frozen_guess": ["reuses the graph while", "a changed value is a new key", "a new value is a new key"],
     "loop_guess": ["2 graphs per epoch", "graphs per epoch", "train_model(epochs=2)", "for the new learning rate"],
     "nested_guess": ["into its own cache", "reuses it"],
-    "iterator_guess": ["An iterator's signature is its", "one graph serves every batch"],
+    "iterator_guess": ["An iterator's signature is its", "one graph serves every batch", "keyed by the dataset's"],
     "init_guess": ["and only then", "once per trace"],
     "cond_guess": ["traces both branches", "both are traced"],
     "extension_guess": ["is keyed by its spec (dtype and shape)", "keyed by spec"],
@@ -259,15 +279,61 @@ def test_pages_a_learner_opens_first_give_no_answer_away() -> None:
     for phrase in FIRST_PAGES_GIVEAWAYS:
         assert phrase not in readme, f"lessons/README.md: {phrase!r}"
         assert phrase not in table, f"lesson 00's table: {phrase!r}"
+    assert "it answers none of their predictions" in readme
+
+
+def _links(text: str) -> list[str]:
+    return re.findall(r"\]\(([^)#\s]+)", text)
+
+
+def _pages_linked_for_learners() -> dict[str, Path]:
+    """Every page of this repository a learner reaches by a link from a lesson, the lessons'
+    README or a page reached so (followed through), and every reason page the reports link
+    (a report shown in lesson N links the page of each code it shows; the code a page is for
+    can be one a later lesson predicts)."""
+    from tfgraph_lab.explain import pages
+
+    found: dict[str, Path] = {}
+    todo = [ROOT / "lessons" / "README.md", *LESSONS]
+    while todo:
+        page = todo.pop()
+        text = page.read_text(encoding="utf-8")
+        if page.suffix == ".ipynb":
+            text = "".join(_source(c) for c in _cells(page) if c["cell_type"] == "markdown")
+        for link in _links(text):
+            if link.startswith(("http:", "https:")):
+                continue
+            target = (page.parent / link).resolve()
+            assert target.exists(), f"{page.name} links {link}, which is not there"
+            assert target.is_file(), f"{page.name} links a folder a learner can browse: {link}"
+            name = str(target.relative_to(ROOT))
+            if name not in found and target.suffix == ".md":
+                found[name] = target
+                todo.append(target)
+    for name in pages.page_names():
+        found[f"reason page {name}"] = ROOT / "tfgraph_lab" / "explain" / "reason_pages" / f"{name}.md"
+    return found
+
+
+def test_no_page_a_learner_reaches_answers_a_prediction() -> None:
+    """Issue 34.2: the cheat sheet (linked from the lessons' README, read before lesson 00) and
+    every reason page (linked from the reports, a page of a code a later lesson predicts) state
+    no graded prediction's answer: none of the phrases that once gave one away. A reason code's
+    name is the report's vocabulary, not an answer."""
+    from tfgraph_lab.explain.trace import CODES
+
+    reached = _pages_linked_for_learners()
+    assert "lessons/CHEATSHEET.md" in reached
+    assert not any(name.startswith("docs/") for name in reached), sorted(reached)  # WORKSHOP.md, the key
+    phrases = {(name, phrase) for name, listed in GIVEAWAYS.items() for phrase in listed if phrase not in CODES}
+    for label, path in reached.items():
+        text = path.read_text(encoding="utf-8")
+        for name, phrase in sorted(phrases):
+            assert phrase not in text, f"{label} answers {name}: {phrase!r}"
     cheat_sheet = (ROOT / "lessons" / "CHEATSHEET.md").read_text(encoding="utf-8")
-    assert "It states the answers\nof the lessons' predictions: keep it for after a lesson" in cheat_sheet
-    assert "for after the lessons (it states their answers)" in readme
-    # 08's recap links the cheat sheet, after 00–08's predictions but before 09's: it may not
-    # answer 09's (issue 34.2)
-    later = [p for name in ("nested_guess", "cheap_guess", "iterator_guess", "init_guess", "cond_guess",
-                            "predict_guess", "extension_guess", "kept_guess") for p in GIVEAWAYS.get(name, [])]
-    for phrase in [*later, "both** branches", "`None` batch: one trace", "traces **both**"]:
-        assert phrase not in cheat_sheet, f"CHEATSHEET.md answers a lesson 09 prediction: {phrase!r}"
+    assert "It answers none of the\nlessons' predictions" in cheat_sheet
+    for phrase in FIRST_PAGES_GIVEAWAYS:
+        assert phrase in CODES or phrase not in cheat_sheet, f"CHEATSHEET.md: {phrase!r}"
 
 
 #: The names a measuring cell can leave for its grade: ``NAME = …``, ``… as NAME``, ``-v NAME``.

@@ -58,10 +58,13 @@ def test_predict_on_three_lengths_nothing_to_do_then_padding_gives_one_graph() -
     assert reason.fix.startswith("nothing to do") and not reason.plans
     assert fn.suggestion is not None and fn.suggestion.startswith("# nothing to do")
     assert not any("@tf.function" in t or "input_signature" in t for t in keras_texts(cb.report))
+    # the padding is written on this test's own call (its names m, X, n, cb), as printed
+    (call,) = [line for line in code_of(fn.suggestion).splitlines() if "  # " in line]
+    assert call.endswith("was: m.predict(X[:n], verbose=0, callbacks=[cb])"), fn.suggestion
     fixed = model()
     for n in (10, 37, 64):
-        scope = {"np": np, "model": fixed, "x": X[:n], "batch_size": 32}
-        exec(code_of(fn.suggestion), scope)
+        scope = {"m": fixed, "X": X, "n": n, "cb": TraceCallback()}
+        exec(code_of(fn.suggestion).replace(call, "y = " + call), scope)  # `import numpy as np` is in it
         np.testing.assert_allclose(scope["y"], fixed(X[:n]).numpy(), rtol=1e-5, atol=1e-6)
     assert traces(fixed, "predict") == {"step": 1}
     # the other way it offers: model(x) runs eagerly, no tf.function traced at all
@@ -80,11 +83,17 @@ def test_predict_with_steps_per_execution_pads_to_whole_groups() -> None:
     assert fn.retraces == 2 == traces(m, "predict")["loop"] - 1
     fixes = [r.fix for e in cb.report.events for r in e.reasons if r.code == "structure-changed"]
     assert len(fixes) == 2 and all("steps_per_execution" in fix for fix in fixes)
-    assert fn.suggestion is not None and "batch_size * steps_per_execution" in fn.suggestion
+    # the padding, written on this test's own call: to whole groups of 8 × the model's
+    # steps_per_execution (it used `x`, `batch_size`, `steps_per_execution`, names the user may not have)
+    assert fn.suggestion is not None and "batch_size × steps_per_execution" in fn.suggestion
+    (call,) = [line for line in code_of(fn.suggestion).splitlines() if "  # " in line]
+    assert "(8 * m.steps_per_execution)" in call and call.endswith(
+        "was: m.predict(X[:n], batch_size=8, verbose=0, callbacks=[cb])"
+    )
     fixed = model(steps_per_execution=4)
     for n in (10, 100, 64):
-        scope = {"np": np, "model": fixed, "x": X[:n], "batch_size": 8, "steps_per_execution": 4}
-        exec(code_of(fn.suggestion), scope)
+        scope = {"m": fixed, "X": X, "n": n, "cb": TraceCallback()}
+        exec(code_of(fn.suggestion).replace(call, "y = " + call), scope)
         assert scope["y"].shape == (n, 1)
     assert traces(fixed, "predict") == {"loop": 1}
 
@@ -213,8 +222,12 @@ def test_the_fine_tuning_recompile_is_expected_and_offers_no_fix() -> None:
     (reason, *_) = recompile_reasons(cb.report)
     assert reason.argument == "trainable weights, learning rate"
     assert (reason.before, reason.after) == ("2 trainable weights; 0.001", "4 trainable weights; 1e-05")
-    assert reason.fix.startswith("nothing to fix: keep the recompile") and "resets the optimizer" in reason.fix
-    assert "weights made trainable stay untrained" in reason.fix and len(reason.fix) <= WHOLE_CHARS  # shown whole
+    assert (
+        reason.fix.startswith("nothing to fix: keep the recompile") and "resets the optimizer" in reason.fix
+    )
+    assert (
+        "weights made trainable stay untrained" in reason.fix and len(reason.fix) <= WHOLE_CHARS
+    )  # shown whole
     assert step.suggestion is None and not reason.plans  # no code offered
     assert moved > 0  # as written (the recompile kept) the unfrozen base trains
     # what each compile costs is what TF counts: 2 traces per train step object (variables)

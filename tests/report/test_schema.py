@@ -29,7 +29,16 @@ from typing import Any
 import pytest
 
 from tfgraph_lab.model import records
-from tfgraph_lab.model.records import CallRun, CallSite, Event, FixPlan, FunctionSummary, GraphSummary, Reason
+from tfgraph_lab.model.records import (
+    CallEdit,
+    CallRun,
+    CallSite,
+    Event,
+    FixPlan,
+    FunctionSummary,
+    GraphSummary,
+    Reason,
+)
 from tfgraph_lab.model.view import ViewOptions
 from tfgraph_lab.report import TraceReport
 from tfgraph_lab.report.merge import MergedReport, ProcessCounts, merge_reports
@@ -49,6 +58,7 @@ NULL_MEANS_ABSENT = {
 # and in the report's modules must be here (test_every_writer_is_checked) or in NOT_IN_THE_REPORT.
 WRITERS: dict[type[Any], str] = {
     FixPlan: "fix_plan",
+    CallEdit: "call_edit",
     Reason: "reason",
     GraphSummary: "graph",
     FunctionSummary: "function",

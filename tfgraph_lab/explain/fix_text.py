@@ -17,7 +17,19 @@ from dataclasses import dataclass
 
 from ..model.records import FixPlan, Reason
 
-__all__ = ["SUMMARY_CHARS", "ShortFix", "clip", "code_with_promise", "plan_summary", "short_fix"]
+__all__ = [
+    "MAX_EDITS_SHOWN",
+    "SUMMARY_CHARS",
+    "ShortFix",
+    "clip",
+    "code_with_promise",
+    "edit_lines",
+    "fix_head",
+    "plan_summary",
+    "short_fix",
+]
+
+MAX_EDITS_SHOWN = 5  # call sites a fix prints rewritten; the JSON's call_edits keeps every one
 
 SUMMARY_CHARS = 125  # one line of what to change, read in seconds (about 120)
 WHOLE_CHARS = 180  # a fix without a plan this short is its own summary (its alternatives kept)
@@ -78,11 +90,50 @@ def _promise(plan: FixPlan) -> str:
     return plan.promise.split(" (", 1)[0]
 
 
+def _at_calls(plan: FixPlan) -> bool:
+    """The plan is a call-site change alone, printed on the user's own calls."""
+    return bool(plan.call_edits) and not (plan.decorator or plan.hoist)
+
+
+def fix_head(plan: FixPlan, name: str) -> str:
+    """A plan's first line: its code (``@tf.function(reduce_retracing=True)``), or, for a
+    change printed on the user's own calls (:func:`edit_lines` below it), the change in words:
+    ``pass `lr` as `tf.constant(lr)` at every call of train_step``."""
+    if _at_calls(plan):
+        return "pass " + ", ".join(f"`{p}` as `{e}`" for p, e in plan.call) + f" at every call of {name}"
+    return plan.code(name)
+
+
+def edit_lines(plan: FixPlan, name: str, layout: str = "report", limit: int = MAX_EDITS_SHOWN) -> list[str]:
+    """The user's calls the plan rewrites, one line each (``train.py:42   train_step(x,
+    tf.constant(lr))  # was: train_step(x, lr)``; ``layout="code"``: valid Python, the place in
+    the comment), at most ``limit``, then the calls it could not rewrite and why. Empty for a
+    plan without recorded calls (its code is the template)."""
+    comment = "# " if layout == "code" else ""
+    lines = [e.text(layout) for e in plan.call_edits[:limit]]
+    more = len(plan.call_edits) - limit
+    if more > 0:
+        lines.append(f"{comment}… and {more} more call site{'s' if more != 1 else ''} (the JSON's call_edits lists them all)")
+    if plan.call_edits_note:
+        if plan.call_edits:
+            change = ", ".join(f"`{p}` as `{e}`" for p, e in plan.call)
+            lines.append(f"{comment}not rewritten here, pass {change} there too: {plan.call_edits_note}")
+        else:
+            lines.append(f"{comment}(shown as a template: {plan.call_edits_note})")
+    return lines
+
+
 def code_with_promise(plan: FixPlan, name: str) -> str:
     """A plan's code line as the short fix shows it: ``pass `lr` as `tf.constant(lr)` at every
     call of f  # → 10 fewer graphs: …`` (a view that showed it names it instead of repeating
-    it: ``render.reasons``)."""
+    it: ``render.reasons``). A change printed on the user's own calls gives its one call
+    rewritten (``train_step(x, y, tf.constant(lr), True)  # train.py:42, was: …``), or its words
+    when it has several."""
     code, promise = plan.code(name), _promise(plan)
+    if _at_calls(plan):
+        if len(plan.call_edits) == 1 and not plan.call_edits_note:
+            return plan.call_edits[0].text("code") + (f" → {promise}" if promise else "")
+        return f"# {fix_head(plan, name)}" + (f" → {promise}" if promise else "")
     return f"{code}  # → {promise}" if promise else code
 
 

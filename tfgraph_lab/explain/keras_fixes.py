@@ -33,11 +33,12 @@ TF 2.21 (tests/keras/test_keras_fixes.py applies the suggestions):
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from ..model.records import Reason
+from ..model.records import CallSource, Reason
 from ..model.vocab import CompileSetting, ReasonCode, XlaCode
 
 __all__ = [
@@ -137,9 +138,13 @@ def _batch_seen(reasons: Sequence[Reason]) -> int:
     return max(sizes, default=32)
 
 
-def keras_suggestion(role: str, reasons: Sequence[Reason], generalised: bool) -> str | None:
+def keras_suggestion(
+    role: str, reasons: Sequence[Reason], generalised: bool, calls: Sequence[CallSource] = ()
+) -> str | None:
     """Code to paste for the most frequent of ``reasons`` (retraces only) of Keras's ``role``
-    function (None: none, or nothing at the user's level beyond the reason's text)."""
+    function (None: none, or nothing at the user's level beyond the reason's text). ``calls``:
+    the user's lines whose calls into Keras traced it (``model.predict(x)``), as written: the
+    code is written on them (their model, input and batch size), else it names what to replace."""
     codes = [r.code for r in reasons]
     if not codes:
         return None
@@ -147,28 +152,11 @@ def keras_suggestion(role: str, reasons: Sequence[Reason], generalised: bool) ->
     if code == ReasonCode.NEW_FUNCTION_OBJECT:
         return _recompile_suggestion([r for r in reasons if r.code == code])
     if role == "predict" and (code in _SHAPE or code == ReasonCode.STRUCTURE_CHANGED):
-        group = "batch_size * steps_per_execution" if code == ReasonCode.STRUCTURE_CHANGED else "batch_size"
         lines = (
             ["# nothing to do: reduce_retracing made one graph for every batch size"] if generalised else []
         )
-        # every line runs as printed: the names it uses are set (a template's batch_size raised
-        # NameError where the user passes none)
-        spe = (
-            ["steps_per_execution = model.steps_per_execution  # as compiled"]
-            if code == ReasonCode.STRUCTURE_CHANGED
-            else []
-        )
         return "\n".join(
-            [
-                *lines,
-                "# one batch shape for every call: pad x, then drop the extra rows",
-                f"batch_size = {_batch_seen(reasons)}  # the batch_size you pass to predict (32 when you pass none)",
-                *spe,
-                f"pad = -len(x) % ({group})",
-                "y = model.predict(np.pad(x, [(0, pad)] + [(0, 0)] * (x.ndim - 1)), "
-                "batch_size=batch_size)[: len(x)]",
-                "# or, for an x that fits in one batch: y = model(x)  (eager: no trace)",
-            ]
+            [*lines, *_padded_predict(calls, code == ReasonCode.STRUCTURE_CHANGED, _batch_seen(reasons))]
         )
     if code in _SHAPE:
         lines = (
@@ -184,6 +172,99 @@ def keras_suggestion(role: str, reasons: Sequence[Reason], generalised: bool) ->
     if code == ReasonCode.DTYPE_CHANGED:
         return 'x = x.astype("float32")  # one dtype for every call'
     return None
+
+
+# Keras 3's predict batches by 32 when given no batch_size (Model.predict's default)
+_PREDICT_BATCH = "32"
+_PAD_HEAD = (
+    "# one batch shape for every call: pad the input to a multiple of the batch size, drop the extra rows"
+)
+_PAD_GROUPS = (
+    "# one structure for every call: pad the input to whole groups of batch_size × steps_per_execution"
+    " (Keras passes that many batches per call, fewer for the last group), drop the extra rows"
+)
+_SIMPLE = (
+    ast.Name,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Slice,
+    ast.Constant,
+    ast.UnaryOp,
+    ast.BinOp,
+    ast.Tuple,
+    ast.Load,
+    ast.operator,
+    ast.unaryop,
+)
+
+
+def _pad(x: str, batch: str) -> str:
+    return f"np.pad({x}, [(0, -len({x}) % {batch})] + [(0, 0)] * (np.ndim({x}) - 1))"
+
+
+def _padded_call(source: CallSource, groups: bool) -> str | None:
+    """``model.predict(xs[:n], verbose=0)`` as the padded call that replaces it (``groups``:
+    padded to whole groups of ``steps_per_execution`` batches, the model's own setting), or None
+    when its input is not an expression to repeat safely (a call: it would run three times)."""
+    try:
+        call = ast.parse(source.text, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    assert isinstance(call.func, ast.Attribute)  # model.places.call_on_line found `.predict(`
+    x_node = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "x"), None)
+    if x_node is None or not all(isinstance(n, _SIMPLE) for n in ast.walk(x_node)):
+        return None
+    batch_node = (
+        call.args[1]
+        if len(call.args) > 1
+        else next((k.value for k in call.keywords if k.arg == "batch_size"), None)
+    )
+    x = ast.get_source_segment(source.text, x_node)
+    model = ast.get_source_segment(source.text, call.func.value)
+    batch = ast.get_source_segment(source.text, batch_node) if batch_node is not None else _PREDICT_BATCH
+    if x is None or model is None or batch is None or x_node.lineno != 1 or x_node.end_lineno != 1:
+        return None
+    text = source.text
+    head = len(text.encode("utf-8")[: x_node.col_offset].decode("utf-8"))
+    tail = len(text.encode("utf-8")[: x_node.end_col_offset].decode("utf-8"))
+    group = f"{batch} * {model}.steps_per_execution" if groups else batch
+    new = text[:head] + _pad(x, f"({group})" if groups else group) + text[tail:]
+    if batch_node is None:  # the batch size Keras used, said
+        close = new.rstrip().rstrip(")").rstrip()
+        new = close.rstrip(",") + f", batch_size={batch})"
+    new = f"{new}[: len({x})]"
+    try:
+        ast.parse(new, mode="eval")
+    except SyntaxError:
+        return None
+    return new
+
+
+def _padded_predict(calls: Sequence[CallSource], groups: bool = False, seen: int = 32) -> list[str]:
+    """The padded predict, written on the user's own lines where their source was read (the
+    line as a whole: ``preds = model.predict(…)`` keeps ``preds = ``), else with the names to
+    replace said (``seen``: the batch size predict ran with, read from the step's shapes)."""
+    done = []
+    for source in calls:
+        new = _padded_call(source, groups) if source.text else None
+        if new is not None and source.line_text:
+            start = len(source.line_text) - len(source.line_text.lstrip())
+            was = source.line_text.strip()
+            line = source.line_text[start : source.col] + new + source.line_text[source.end_col :].rstrip()
+            done.append(f"{line}  # {source.where}, was: {was}")
+    head = _PAD_GROUPS if groups else _PAD_HEAD
+    if done:
+        return [head, "import numpy as np", *done[:5]]
+    group = "(32 * model.steps_per_execution)" if groups else _PREDICT_BATCH
+    return [
+        head,
+        "# replace `model` by your model and `x` by what you pass to predict (and 32 by your batch_size, if you pass one)",
+        "import numpy as np",
+        f"y = model.predict({_pad('x', group)}, batch_size={_PREDICT_BATCH})[: len(x)]",
+        "# or, for an x that fits in one batch: y = model(x)  (eager: no trace)",
+    ]
 
 
 def _keep_python(flags: Sequence[str]) -> str:
@@ -365,7 +446,8 @@ def recompile_reason(
         "and learning rate); the new function object starts with an empty cache"
         + ("; its new optimizer also started the optimizer's state afresh" if new_optimizer else ""),
         fix="remove the repeated model.compile(...): it only made Keras build and trace the "
-        "model's functions again" + ("; without it the optimizer also keeps its state" if new_optimizer else ""),
+        "model's functions again"
+        + ("; without it the optimizer also keeps its state" if new_optimizer else ""),
         plans=(),
     )
 

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..model.records import FixPlan, FunctionSummary, Reason
+from .fix_text import edit_lines, fix_head
 from .fixes import code_name, on_your_def
 from .trace import NOT_RETRACES
 from .whole_run import promise_text
@@ -78,9 +79,27 @@ class PlannedFix:
         return promise_text(self.graphs, self.before, "for the calls seen")
 
     def line(self, name: str = "f") -> str:
-        """The change as pasted, then its promise: ``pass `lr` as `tf.constant(lr)` at every call
-        of step → 10 fewer graphs: 3 graphs instead of 13 for the calls seen``."""
-        return f"{self.plan.code(name)} → {self.promise}"
+        """The change as pasted, then its promise: ``@tf.function(reduce_retracing=True) → 2
+        fewer graphs: …``; a change made at the user's calls in words, ``pass `lr` as
+        `tf.constant(lr)` at every call of step → 10 fewer graphs: 3 graphs instead of 13 for the
+        calls seen`` (:meth:`edits` below it)."""
+        return f"{fix_head(self.plan, name)} → {self.promise}"
+
+    def one_line(self, name: str = "f") -> str:
+        """:meth:`line` for a view with one line per function (the summary): a change at one
+        call of the user's is that call rewritten, ``h(tf.constant(i))  # h.py:9, was: h(i) → …``;
+        at several, the words and how many calls."""
+        edits = self.plan.call_edits
+        if len(edits) == 1 and not self.plan.call_edits_note and not (self.plan.decorator or self.plan.hoist):
+            return f"{edits[0].text('code')} → {self.promise}"
+        if len(edits) > 1 and not (self.plan.decorator or self.plan.hoist):
+            head = fix_head(self.plan, name)
+            return f"{head} ({len(edits)} calls: {', '.join(e.where for e in edits[:3])}{', …' if len(edits) > 3 else ''}) → {self.promise}"
+        return self.line(name)
+
+    def edits(self, name: str = "f", layout: str = "report") -> list[str]:
+        """The user's calls the change rewrites, one line each (:func:`~tfgraph_lab.explain.fix_text.edit_lines`)."""
+        return edit_lines(self.plan, name, layout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +130,9 @@ class FunctionPlan:
         lines = _code_lines(best.plan, self.name, best.promise)
         if best.plan.trade:
             lines.append(f"# trade-off: {best.plan.trade}")
-        lines += [f"# or: {f.line(self.name)}" for f in others]
+        for f in others:
+            lines.append(f"# or: {f.line(self.name)}")
+            lines += [f"#     {e.lstrip('# ')}" for e in f.edits(self.name, "code")]
         return "\n".join(lines)
 
 
@@ -121,10 +142,14 @@ def _code_lines(plan: FixPlan, name: str, promise: str) -> list[str]:
     lines = []
     if plan.decorator:
         lines += [f"@tf.function({plan.decorator})", on_your_def(name)]
+    if plan.call and plan.call_edits:  # the user's own calls, rewritten, each line valid Python
+        change = ", ".join(f"`{p}` as `{e}`" for p, e in plan.call)
+        lines.append(f"# {'and ' if plan.decorator else ''}pass {change} at every call of {name} → {promise}")
+        return lines + edit_lines(plan, name, "code")
     if plan.call:
         lines.append(f"{plan.call_code(name)}  # at every call")
     lines[-1] += f" → {promise}"  # both lines end in a comment: every line stays valid Python
-    return lines
+    return lines + edit_lines(plan, name, "code")  # a template: the comment says why
 
 
 def plan_fixes(fn: FunctionSummary, reasons: Sequence[Reason]) -> FunctionPlan:

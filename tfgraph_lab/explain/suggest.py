@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Sequence
 
-from ..model.records import FixPlan, FunctionSummary, Reason
+from ..model.records import CallSource, FixPlan, FunctionSummary, Reason
 from ..model.signatures import Signature
 from ..model.vocab import ReasonCode
 from .failures import VARIABLE_PER_TRACE
@@ -38,6 +38,7 @@ def suggest_fix(
     role: str = "",
     python_flags: Sequence[str] = (),
     failures: Collection[str] = (),
+    calls: Sequence[CallSource] = (),
 ) -> str | None:
     """The best change of the function's ranked plan (:func:`~tfgraph_lab.explain.plan.plan_fixes`)
     with the others after it; without a plan that saves a graph, the change that stops the
@@ -48,10 +49,11 @@ def suggest_fix(
     ``python_flags``: Python bool arguments that reach Keras 3 layers and must stay Python.
     ``failures``: the kinds of its failed traces (``failures.failure_kind``, which reads TF's
     error once, when the report is built): cases are recognised by data, never by the text of
-    a reason's message."""
+    a reason's message. ``calls``: the user's lines whose calls into Keras traced ``role``'s
+    function, as written (its code is written on them)."""
     if role:
         retraces = [r for r in reasons if r.code not in NOT_RETRACES]
-        return keras_suggestion(role, retraces, any(g.generalised for g in summary.graphs))
+        return keras_suggestion(role, retraces, any(g.generalised for g in summary.graphs), calls)
     if summary.failed_traces and VARIABLE_PER_TRACE in failures:
         short = code_name(summary.qualname)
         return (

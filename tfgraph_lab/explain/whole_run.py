@@ -25,9 +25,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..model.records import FixPlan, Reason
+from ..model.records import CallSource, FixPlan, Reason
 from ..model.signatures import ArgLeaf, Signature, parent_path
 from ..model.vocab import ReasonCode
+from .call_edits import call_edits
 from .fixes import (
     PYTHON_TENSOR_DTYPES,
     call_plan,
@@ -63,9 +64,16 @@ class WholeRun:
     graph it holds) where it can. ``name``: the function as the fix's code calls it."""
 
     def __init__(
-        self, history: Sequence[Signature], name: str, known: Sequence[Signature] = (), before: int | None = None
+        self,
+        history: Sequence[Signature],
+        name: str,
+        known: Sequence[Signature] = (),
+        before: int | None = None,
+        sources: Sequence[CallSource] = (),
     ) -> None:
         self.history = list(history)
+        # the function's calls that traced, as written: a call-site rewrite is printed on them
+        self.sources = tuple(sources)
         # every graph the function holds (earlier cells' too): an input_signature must cover them
         self.known = list(known) or self.history
         self.name = name
@@ -117,6 +125,9 @@ class WholeRun:
                 continue
             new = new or old
             fix = fix.replace(old.text(self.name), new.text(self.name))
+            if new.call and self.sources:  # the user's own calls, rewritten
+                edits, missing = call_edits(new.call, self.sources, self.history[-1])
+                new = replace(new, call_edits=edits, call_edits_note=missing)
             plans.append(new)
         plans.sort(key=lambda p: p.graphs if p.graphs > 0 else self._before)  # the reason's best first
         target = self.target(reason.argument) if reason.code == ReasonCode.TYPE_CHANGED else None

@@ -10,21 +10,30 @@ records.
 
 from __future__ import annotations
 
+import ast
 import functools
+import linecache
 import os
 import sys
 import sysconfig
 import types
+from collections.abc import Mapping
 from typing import Any
+
+from .records import CallSource
 
 __all__ = [
     "PACKAGE_DIR",
+    "call_on_line",
+    "call_source",
+    "caller_at",
     "caller_location",
     "cell_label",
     "closure_functions",
     "code_location",
     "innermost_python_function",
     "is_framework_file",
+    "reader_place",
     "script_traceback",
 ]
 
@@ -113,7 +122,9 @@ def is_framework_file(filename: str) -> bool:
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # tfgraph_lab/
 # Our own machinery; the demo module is user-like code and stays visible.
-_DEMO = PACKAGE_DIR + os.path.join("faces", "demo.py")  # the built-in demo plays the user: its lines are shown
+_DEMO = PACKAGE_DIR + os.path.join(
+    "faces", "demo.py"
+)  # the built-in demo plays the user: its lines are shown
 
 
 @functools.lru_cache(maxsize=1)
@@ -123,8 +134,19 @@ def _stdlib_dir() -> str:
 
 def caller_location() -> str | None:
     """``file:line`` of the innermost frame outside TF, Keras, tfgraph_lab and the stdlib."""
+    return caller_at()[0]
+
+
+def caller_at(hooks: frozenset[str] = frozenset()) -> tuple[str | None, types.CodeType | None, int]:
+    """:func:`caller_location`, and the code object and instruction (``f_lasti``) of that
+    frame's call when the frame called a function of the files ``hooks`` directly (the watch's
+    hook on ``Function.__call__``): then that instruction is the call of the tf.function, whose source
+    :func:`call_source` finds when the report is built. ``(place, None, -1)`` when the call
+    came through other code (Keras's ``fit``, AutoGraph's ``converted_call``). Costs a frame
+    walk, as before, and keeps two references: for calls that traced only."""
     stdlib = _stdlib_dir()
     frame = sys._getframe(1)
+    inner = None
     while frame is not None:
         filename = frame.f_code.co_filename
         if (
@@ -132,9 +154,12 @@ def caller_location() -> str | None:
             and (not filename.startswith(PACKAGE_DIR) or filename == _DEMO)
             and not (stdlib != os.sep and filename.startswith(stdlib))
         ):
-            return f"{filename}:{frame.f_lineno}"
+            place = f"{filename}:{frame.f_lineno}"
+            direct = inner is not None and inner.f_code.co_filename in hooks
+            return (place, frame.f_code, frame.f_lasti) if direct else (place, None, -1)
+        inner = frame
         frame = frame.f_back  # type: ignore[assignment]
-    return None
+    return None, None, -1
 
 
 def cell_label(place: str | None) -> tuple[str, str] | None:
@@ -196,3 +221,116 @@ def script_traceback(exc: BaseException, keep_runpy: bool = False) -> BaseExcept
             e.__traceback__ = new
         todo += [e.__cause__, e.__context__]
     return exc
+
+
+def reader_place(path: str, labels: Mapping[str, str] | None = None) -> str:
+    """A file path (``file`` or ``file:line``) as a reader wants it: the notebook cell's label
+    from ``labels`` (a report's ``labels``: ``In [3], line 7``), relative to the working
+    directory when inside it, from the package on for installed code."""
+    file, line = path.rsplit(":", 1) if ":" in path[2:] else (path, "")
+    if not line.isdigit():
+        file, line = path, ""
+    cell = (labels or {}).get(file)
+    if cell is not None:
+        return f"{cell}, line {line}" if line else cell
+    if not path or path.startswith("<"):
+        return path
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return path
+    if not rel.startswith(".."):
+        return rel
+    marker = f"site-packages{os.sep}"
+    if marker in path:
+        return path.split(marker, 1)[1]
+    return path
+
+
+# Why a call's source cannot be shown, in the words a fix prints after "shown as a template: ".
+NOT_DIRECT = (
+    "the call came through other code (Keras's own, or another tf.function's trace), not a line of yours"
+)
+NO_POSITIONS = "this Python (before 3.11) records no call positions"
+NO_SOURCE = "the calling code has no source to read (built by exec() from a string, or its file is gone)"
+NOT_A_CALL = "the source at the call's position is not a call Python can read"
+
+
+def call_source(
+    place: str, code: types.CodeType | None, lasti: int, labels: Mapping[str, str] | None = None
+) -> CallSource:
+    """The source of the call at instruction ``lasti`` of ``code`` (recorded by :func:`caller_at`
+    at a call that traced): Python 3.11's ``co_positions()`` give the call expression's exact
+    start and end, the text comes from ``linecache`` (a script's file, an IPython cell). ``why``
+    says what is missing when it cannot be had. Run when the report is built, once per call
+    site."""
+    where = reader_place(place, labels)
+    if code is None or lasti < 0:
+        return CallSource(place, where, why=NOT_DIRECT)
+    positions = getattr(code, "co_positions", None)
+    if positions is None:
+        return CallSource(place, where, why=NO_POSITIONS)
+    try:
+        line, end_line, col, end_col = list(positions())[lasti // 2]
+    except (IndexError, ValueError):
+        line = None
+    if not line or not end_line or col is None or end_col is None:
+        return CallSource(place, where, why=NO_POSITIONS)
+    lines = linecache.getlines(code.co_filename)
+    if len(lines) < end_line:
+        return CallSource(place, where, why=NO_SOURCE)
+    # positions count UTF-8 bytes; the edit counts characters
+    first = lines[line - 1].encode("utf-8")
+    last = lines[end_line - 1].encode("utf-8")
+    try:
+        c0 = len(first[:col].decode("utf-8"))
+        c1 = len(last[:end_col].decode("utf-8"))
+    except UnicodeDecodeError:
+        return CallSource(place, where, why=NOT_A_CALL)
+    if line == end_line:
+        text = lines[line - 1][c0:c1]
+    else:
+        text = lines[line - 1][c0:] + "".join(lines[line : end_line - 1]) + lines[end_line - 1][:c1]
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        node = None
+    if not isinstance(node, ast.Call):
+        return CallSource(place, where, why=NOT_A_CALL)
+    return CallSource(place, where, line, c0, end_line, c1, text)
+
+
+def call_on_line(place: str, method: str, labels: Mapping[str, str] | None = None) -> CallSource:
+    """The one call of ``.method(...)`` on the line ``place`` (``file:line``) names: a call the
+    user made into Keras (``model.predict(x)``), whose own frame the watch never saw call a
+    tf.function. ``why`` says why there is none (no source, no such call, several)."""
+    where = reader_place(place, labels)
+    file, _, number = place.rpartition(":")
+    lines = linecache.getlines(file) if number.isdigit() else []
+    if not number.isdigit() or len(lines) < int(number):
+        return CallSource(place, where, why=NO_SOURCE)
+    line = lines[int(number) - 1]
+    body = line.lstrip()
+    indent = len(line) - len(body)
+    tree = None
+    for tail in ("", " pass"):  # `for x in xs: y = model.predict(x)`, `with …:` parse with a body
+        try:
+            tree = ast.parse(body.rstrip() + tail)
+            break
+        except SyntaxError:
+            continue
+    calls = [
+        node
+        for node in (ast.walk(tree) if tree is not None else ())
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == method
+        and node.end_lineno == 1
+    ]
+    if len(calls) != 1:
+        return CallSource(place, where, why=f"no single .{method}(...) call on that line")
+    node = calls[0]
+    encoded = body.encode("utf-8")
+    start = indent + len(encoded[: node.col_offset].decode("utf-8"))
+    end = indent + len(encoded[: node.end_col_offset].decode("utf-8"))
+    return CallSource(place, where, int(number), start, int(number), end, line[start:end], line_text=line)

@@ -16,8 +16,10 @@ from .counts import is_retrace, mean_cached_seconds
 from .vocab import Scope, Via
 
 __all__ = [
+    "CallEdit",
     "CallRun",
     "CallSite",
+    "CallSource",
     "Event",
     "FixPlan",
     "FunctionSummary",
@@ -36,6 +38,82 @@ def _as_dict(obj: object, keys: tuple[str, ...], **values: object) -> dict[str, 
 
 
 @dataclass(frozen=True, slots=True)
+class CallSource:
+    """Where one of a function's calls that traced was made, and its source: ``text`` is the call
+    expression exactly as written (``train_step(x, y, lr, True)``), at ``line``:``col`` to
+    ``end_line``:``end_col`` (lines from 1, columns from 0 in characters, the end excluded);
+    ``place`` is the caller as events name it (``file:line``), ``where`` as a reader reads it
+    (``train.py:42``, ``In [3], line 2``). Without a source (a call from Keras's own code, code
+    not on disk), ``text`` is "" and ``why`` says why. Built when the report is built, from the
+    code object and instruction the watch kept of the call (never at call time)."""
+
+    place: str
+    where: str
+    line: int = 0
+    col: int = 0
+    end_line: int = 0
+    end_col: int = 0
+    text: str = ""
+    why: str = ""
+    line_text: str = ""  # the whole line the call starts on, as written ("" when not read)
+
+
+@dataclass(frozen=True, slots=True)
+class CallEdit:
+    """One call of the user's code as a fix rewrites it: ``was`` (the call as written, at
+    ``line``:``col`` to ``end_line``:``end_col``, as in :class:`CallSource`) becomes ``code``.
+    ``place``/``where`` as in :class:`CallSource`. Replacing ``was`` by ``code`` there applies
+    the fix at that call."""
+
+    place: str
+    where: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    was: str
+    code: str
+
+    @property
+    def where_lines(self) -> str:
+        """``where``, with the last line of a call spread over several (``train.py:42-44``)."""
+        return self.where + (f"-{self.end_line}" if self.end_line > self.line else "")
+
+    def text(self, layout: str = "report") -> str:
+        """The edit as one line: ``train.py:42   train_step(x, tf.constant(lr))  # was: train_step(x, lr)``
+        (``layout="report"``), or valid Python, the place in the comment (``"code"``); a call
+        over several lines is joined into one."""
+        code, was = _one_line(self.code), _one_line(self.was)
+        if layout == "code":
+            return f"{code}  # {self.where_lines}, was: {was}"
+        return f"{self.where_lines}   {code}  # was: {was}"
+
+    def to_dict(self) -> dict[str, object]:
+        return _as_dict(self, ("place", "where", "line", "col", "end_line", "end_col", "was", "code"))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CallEdit:
+        def number(key: str) -> int:
+            return int(data.get(key, 0))
+
+        def text(key: str) -> str:
+            return str(data.get(key, ""))
+
+        return cls(
+            text("place"), text("where"), number("line"), number("col"), number("end_line"),
+            number("end_col"), text("was"), text("code"),
+        )  # fmt: skip
+
+
+def _one_line(code: str) -> str:
+    """A call written over several lines, joined into one (inside its brackets a line break is
+    a space to Python)."""
+    if "\n" not in code:
+        return code
+    return " ".join(part.strip() for part in code.splitlines() if part.strip())
+
+
+@dataclass(frozen=True, slots=True)
 class FixPlan:
     """One code change as data: what a fix's text shows, in a form a program can apply.
 
@@ -45,6 +123,10 @@ class FixPlan:
     ``args_0`` is the first of ``*args``); ``hoist`` means create the tf.function once and
     reuse it. ``graphs`` is how many graphs TensorFlow keeps for the calls seen once the change
     is applied (at most that many); ``trade`` what the change gives up.
+
+    ``call_edits``: the user's own calls that traced, rewritten by ``call`` (one per distinct
+    call site, the JSON's ``call_edits``); ``call_edits_note`` says which calls could not be
+    rewritten and why (no source: Keras's own code, code not on disk), "" when none.
     """
 
     decorator: str = ""
@@ -54,6 +136,8 @@ class FixPlan:
     promise: str = ""
     trade: str = ""
     note: str = ""
+    call_edits: tuple[CallEdit, ...] = ()
+    call_edits_note: str = ""
 
     def code(self, name: str = "f") -> str:
         """The change as a learner pastes it: one line of valid Python (a decorator line goes
@@ -97,14 +181,21 @@ class FixPlan:
             promise=str(data.get("promise", "")),
             trade=str(data.get("trade", "")),
             note=str(data.get("note", "")),
+            call_edits=tuple(CallEdit.from_dict(e) for e in data.get("call_edits") or ()),
+            call_edits_note=str(data.get("call_edits_note", "")),
         )
 
     def to_dict(self) -> dict[str, object]:
-        return _as_dict(
+        data = _as_dict(
             self,
             ("decorator", "call", "hoist", "graphs", "promise", "trade", "note"),
             call=[list(pair) for pair in self.call],
         )
+        if self.call_edits:  # only when set: plans without recorded calls are written as before
+            data["call_edits"] = [e.to_dict() for e in self.call_edits]
+        if self.call_edits_note:
+            data["call_edits_note"] = self.call_edits_note
+        return data
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ stale-capture check reads a function's closure through :mod:`tfgraph_lab.adapter
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -19,7 +19,8 @@ from ..explain.suggest import suggest_fix
 from ..explain.whole_run import WholeRun
 from ..explain.xla import keeps_jit_compile, under_xla
 from ..model.counts import CountRow, mean_cached_seconds
-from ..model.records import CallRun, Event, FunctionSummary, GraphSummary, Reason
+from ..model.places import call_on_line, call_source
+from ..model.records import CallRun, CallSource, Event, FunctionSummary, GraphSummary, Reason
 from ..model.vocab import Via
 from .calllog import CallRecord, FunctionState, GraphState, Hit, HitRun, LogEntry
 from .tally import count_hits, count_record, users
@@ -59,6 +60,7 @@ class _Acc(CountRow):
     """Running totals for one Python function (all its tf.function objects)."""
 
     __slots__ = (
+        "calls_at",
         "events",
         "failures",
         "graphs",
@@ -80,6 +82,8 @@ class _Acc(CountRow):
         self.reasons: list[Reason] = []
         self.failures: set[str] = set()  # failure_kind of its failed traces (read from TF's error once)
         self.events: list[int] = []  # positions in the events list of its calls that traced
+        # where its calls that traced were made: (place, code, instruction) → None, in order
+        self.calls_at: dict[tuple[str, Any, int], None] = {}
         self.xla = XlaTotals()
 
     def add_hits(self, graph_index: int, hits: int) -> None:
@@ -119,6 +123,7 @@ def aggregate(
     hints: dict[tuple[str, str], list[str]] | None = None,
     origin: float | None = None,
     xla_log: LogWindow | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> Aggregate:
     """Summaries per function (user functions first), events in order, summarised runs of
     cached calls, and fix suggestions.
@@ -127,6 +132,7 @@ def aggregate(
     this watch in the shared log), including graphs traced before the watch began. ``origin``
     is the ``perf_counter`` reading when the watch began: events' ``start`` count from it.
     ``xla_log``: TensorFlow's XLA compile log of the watch; when usable, it gives the XLA counts.
+    ``labels``: the notebook cells' names (file → ``In [3]``), for the places fixes print.
     """
 
     def since(start: float) -> float | None:
@@ -231,6 +237,8 @@ def aggregate(
             acc.objects_traced.add(id(state))
             acc.reasons.extend(entry.reasons)
             acc.events.append(len(events))
+            if entry.caller and is_call:
+                acc.calls_at[(entry.caller, entry.call_code, entry.call_lasti)] = None
         if entry.failed_trace and entry.error:
             acc.failures.add(failure_kind(entry.error) or "")
         gi = None
@@ -283,8 +291,9 @@ def aggregate(
                 x.cost_calls += seconds / len(outcome.targets) / mean
 
     summaries = []
+    sources: dict[tuple[str, int, int], CallSource] = {}  # one per call site, read once
     for acc in accs.values():
-        _count_whole_run(acc, events)
+        _count_whole_run(acc, events, _call_sources(acc, sources, labels))
         _say_xla_trade(acc, events)
         info = acc.info
         several = len({id(g.state) for g in acc.graphs}) > 1  # rows alike, told apart by object
@@ -324,21 +333,48 @@ def aggregate(
             **{name: getattr(acc, name) for name in _COUNTS},
         )
         history = [g.signature for g in acc.graphs]
-        suggestion = suggest_fix(summary, acc.reasons, history, info.role, info.python_flags, acc.failures)
+        calls = _keras_calls(acc, labels) if info.role == "predict" else ()
+        suggestion = suggest_fix(summary, acc.reasons, history, info.role, info.python_flags, acc.failures, calls)
         summaries.append(replace(summary, suggestion=suggestion or None))
     summaries.sort(key=lambda f: (f.framework, -f.retraces, -f.traces, f.label))
     return Aggregate(tuple(summaries), tuple(events), tuple(runs), watch_seconds)
 
 
-def _count_whole_run(acc: _Acc, events: list[Event]) -> None:
+def _call_sources(
+    acc: _Acc, done: dict[tuple[str, int, int], CallSource], labels: Mapping[str, str] | None
+) -> tuple[CallSource, ...]:
+    """The source of each distinct call of the function that traced (its place and the call
+    expression as written), read now from what the hook kept: a fix rewrites those calls."""
+    out: dict[tuple[str, int, int], CallSource] = {}
+    for place, code, lasti in acc.calls_at:
+        source = done.get((place, id(code), lasti))
+        if source is None:
+            source = done[(place, id(code), lasti)] = call_source(place, code, lasti, labels)
+        out.setdefault((source.place, source.line, source.col) if source.text else (place, -1, -1), source)
+    return tuple(out.values())
+
+
+def _keras_calls(acc: _Acc, labels: Mapping[str, str] | None) -> tuple[CallSource, ...]:
+    """The user's ``model.predict(...)`` calls whose run traced Keras's predict step (the step's
+    caller is the user's line that called into Keras), as written."""
+    places = dict.fromkeys(place for place, _, _ in acc.calls_at)
+    return tuple(call_on_line(place, "predict", labels) for place in places)
+
+
+def _count_whole_run(acc: _Acc, events: list[Event], sources: Sequence[CallSource] = ()) -> None:
     """Every plan of the function counted over the graphs its calls used in this watch, one
-    rewrite per argument (:mod:`tfgraph_lab.explain.whole_run`): the events' reasons and the suggestion."""
+    rewrite per argument (:mod:`tfgraph_lab.explain.whole_run`): the events' reasons and the
+    suggestion; a call-site rewrite carries ``sources``, the function's calls rewritten."""
     if not any(r.plans for r in acc.reasons):
         return
     used = [g.signature for i, g in enumerate(acc.graphs) if g.in_watch or acc.hits.get(i)]
     # the graphs before a fix, counted as explain.plan.graphs_before counts them from the report
     whole = WholeRun(
-        used, code_name(acc.info.qualname), [g.signature for g in acc.graphs], before=len(used) or None
+        used,
+        code_name(acc.info.qualname),
+        [g.signature for g in acc.graphs],
+        before=len(used) or None,
+        sources=sources,
     )
     acc.reasons = list(whole.reasons(acc.reasons))
     for at in acc.events:

@@ -171,6 +171,10 @@ class CallRecord:
     error: str | None = None
     failed_trace: bool = False
     caller: str | None = None
+    # the caller's code object and instruction when it called the tf.function directly (the
+    # call's source is read from them when the report is built: model.places.call_source)
+    call_code: Any = None
+    call_lasti: int = -1
     thread: str | None = None
     # The reasons, once built (see ``reasons``); until then ``explain`` builds them from what
     # was noted at trace time (``recording.history.note_new_graph``)

@@ -37,8 +37,9 @@ from typing import Any
 from .. import adapter as tfa
 from ..adapter.keras_steps import keras_name
 from ..explain.failures import error_text
-from ..model.places import caller_location, cell_label
+from ..model.places import caller_at, caller_location, cell_label
 from ..model.vocab import Scope, Via
+from . import hooks as _hooks
 from .calllog import CallLog, CallRecord, FunctionState, GraphState, ThreadStack, WatchLog
 from .history import History, explain_notes, note_new_graph
 from .hooks import make_call_flat_hook, make_call_hook, make_count_only_hook, make_gcf_hook
@@ -454,7 +455,10 @@ class Hub:
             assert self.handles is not None
             record.eager = self.handles.run_functions_eagerly()
         if traces or record.failed_trace:
-            record.caller = tfa.user_place(caller_location())
+            place, code, lasti = caller_at(_HOOK_FILES)
+            record.caller = tfa.user_place(place)
+            if code is not None and record.caller == place:  # the user's own call of the function
+                record.call_code, record.call_lasti = code, lasti
             call_sig = None
             if traces and state.info.reduce_retracing:
                 call_sig = tfa.call_signature(fn, args, kwargs)
@@ -471,6 +475,11 @@ class Hub:
             failure = (record.error, state.info.label) if record.failed_trace and record.error else None
             record.explain = partial(explain_notes, tuple(notes), failure)
         self.add_record(record)
+
+
+# The files of the hooks a user's call enters first: a caller whose frame called into them
+# called the tf.function itself (model.places.caller_at).
+_HOOK_FILES = frozenset({_hooks.__file__})
 
 
 def charge(stack: ThreadStack, seconds: float) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ..explain.fix_text import code_with_promise
+from ..explain.fix_text import code_with_promise, fix_head
 from ..explain.plan import FunctionPlan
 from .format import plural, visible
 
@@ -33,6 +33,7 @@ def plan_lines(plan: FunctionPlan, indent: str = "  ") -> list[str]:
     lines = [indent + plan_title(plan)]
     for i, fix in enumerate(plan.fixes[:MAX_FIXES_SHOWN], 1):
         lines.append(f"{indent}  {i}. {fix.line(plan.name)}")
+        lines += [f"{indent}     {edit}" for edit in fix.edits(plan.name)]  # the user's calls, rewritten
         if fix.plan.trade:
             lines.append(f"{indent}     trade-off: {fix.plan.trade}")
         if i == 1 and fix.plan.note:
@@ -53,8 +54,9 @@ def plan_html(plan: FunctionPlan, named: bool = False) -> str:
     items = []
     for fix in plan.fixes[:MAX_FIXES_SHOWN]:
         trade = f"<div>trade-off: {escape(fix.plan.trade)}</div>" if fix.plan.trade else ""
+        edits = "".join(f"<div><code>{escape(edit)}</code></div>" for edit in fix.edits(plan.name))
         items.append(
-            f"<li><code>{escape(fix.plan.code(plan.name))}</code> → {escape(fix.promise)}{trade}</li>"
+            f"<li><code>{escape(fix_head(fix.plan, plan.name))}</code> → {escape(fix.promise)}{edits}{trade}</li>"
         )
     more = len(plan.fixes) - MAX_FIXES_SHOWN
     tail = f"<p class='tfgl-muted'>… {escape(plural(more, 'more fix', 'more fixes'))}</p>" if more > 0 else ""

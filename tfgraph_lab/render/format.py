@@ -6,11 +6,11 @@ the calls were recorded): nothing here asks a running IPython.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from ..model.places import reader_place
 from ..model.vocab import Via
 
 if TYPE_CHECKING:
@@ -59,25 +59,9 @@ def visible(text: str) -> str:
 def short_path(path: str, labels: Mapping[str, str] | None = None) -> str:
     """A file path (``file`` or ``file:line``) as a reader wants it: the notebook cell's label
     from ``labels`` (a report's ``labels``: ``In [3], line 7``), relative to the working
-    directory when inside it, from the package on for installed code."""
-    file, line = path.rsplit(":", 1) if ":" in path[2:] else (path, "")
-    if not line.isdigit():
-        file, line = path, ""
-    cell = (labels or {}).get(file)
-    if cell is not None:
-        return f"{cell}, line {line}" if line else cell
-    if not path or path.startswith("<"):
-        return path
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        return path
-    if not rel.startswith(".."):
-        return rel
-    marker = f"site-packages{os.sep}"
-    if marker in path:
-        return path.split(marker, 1)[1]
-    return path
+    directory when inside it, from the package on for installed code
+    (:func:`tfgraph_lab.model.places.reader_place`)."""
+    return reader_place(path, labels)
 
 
 def place(filename: str, line: int | None, labels: Mapping[str, str] | None = None) -> str:

@@ -27,7 +27,7 @@ def function_lines(report: TraceReport, view: ViewOptions) -> list[str]:
         parts = [plural(fn.traces, "trace"), plural(len(fn.graphs), "graph")]
         best = report.plan(fn).best
         if best is not None:
-            parts.append(f"best fix: {best.line(report.plan(fn).name)}")
+            parts.append(f"best fix: {best.one_line(report.plan(fn).name)}")
         elif fn.retraces and fn.suggestion:  # advice the plan cannot hold (a Keras recompile's)
             parts.append(f"suggested: {_first_line(fn.suggestion)}")
         elif fn.retraces:

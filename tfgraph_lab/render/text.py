@@ -354,12 +354,19 @@ def watch_cost_text(report: TraceReport) -> str | None:
     )
 
 
+# a call of the user's, rewritten: "train.py:42   f(tf.constant(lr))  # was: f(lr)" (the report's
+# fix lines) or "f(tf.constant(lr))  # train.py:42, was: f(lr)" (the suggestion's)
+_PASTED = re.compile(r"  # (?:was: |\S.*?, was: )")
+
+
 def wrap_lines(lines: list[str], width: int = LINE_CHARS) -> list[str]:
     """Every line at most ``width`` characters: a longer one wraps at spaces, its continuation
-    indented 4 more than it (code inside brackets stays valid Python; a comment stays one)."""
+    indented 4 more than it (code inside brackets stays valid Python; a comment stays one).
+    A user's call rewritten by a fix (``…  # was: …``) stays whole: it is pasted, or found in
+    the user's source, exactly as printed."""
     out = []
     for line in lines:
-        if len(line) <= width:
+        if len(line) <= width or _PASTED.search(line):
             out.append(line)
             continue
         indent = " " * (len(line) - len(line.lstrip()))

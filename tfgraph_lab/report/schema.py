@@ -45,6 +45,19 @@ def _object(required: list[str], **properties: Any) -> dict[str, Any]:
     return {"type": "object", "required": required, "properties": properties}
 
 
+# one call of the user's code as a call-site fix rewrites it (model.records.CallEdit): ``was``
+# is the source from line:col to end_line:end_col (lines from 1, columns from 0, in characters)
+_CALL_EDIT = _object(
+    ["place", "line", "col", "end_line", "end_col", "was", "code"],
+    place=_STR,
+    where=_STR,
+    line=_COUNT,
+    col=_COUNT,
+    end_line=_COUNT,
+    end_col=_COUNT,
+    was=_STR,
+    code=_STR,
+)
 _FIX_PLAN = _object(
     [],
     decorator=_STR,
@@ -54,6 +67,9 @@ _FIX_PLAN = _object(
     promise=_STR,
     trade=_STR,
     note=_STR,
+    # the user's calls that traced, rewritten; and which calls could not be, and why
+    call_edits={"type": "array", "items": {"$ref": "#/$defs/call_edit"}},
+    call_edits_note=_STR,
 )
 _REASON = _object(
     ["code"],
@@ -228,6 +244,7 @@ SCHEMA: dict[str, Any] = {
     ),
     "$defs": {
         "fix_plan": _FIX_PLAN,
+        "call_edit": _CALL_EDIT,
         "reason": _REASON,
         "graph": _GRAPH,
         "function": _FUNCTION,

@@ -360,24 +360,27 @@ def test_lesson_is_valid_nbformat_for_voila(notebook: str) -> None:
 
 
 def test_postbuild_keeps_the_answer_key_out_of_the_learners_tree(tmp_path: Path) -> None:
-    """Issue 34.2: the answer key, and the build sources that hold each prediction's answer, are
+    """Issue 34.2: the answer key, and the build sources and tests that hold each prediction's answer, are
     one click away in Binder's file tree unless postBuild removes them; run the removal line on
     a copy of the tree (repo2docker runs postBuild from the repository's root) and look."""
     import subprocess
 
     text = (BINDER / "postBuild").read_text(encoding="utf-8")
     removal = [line for line in text.splitlines() if "answer_key" in line and not line.startswith("#")]
-    assert removal == ["rm -rf docs/answer_key lessons/_build"]
-    for folder, name in (("docs/answer_key", "00_start_here.ipynb"), ("lessons/_build", "cells.py")):
+    assert removal == ["rm -rf docs/answer_key lessons/_build tests"]
+    gone = (("docs/answer_key", "00_start_here.ipynb"), ("lessons/_build", "cells.py"), ("tests/lessons", "test_graders.py"))
+    for folder, name in gone:
         (tmp_path / folder).mkdir(parents=True)
         (tmp_path / folder / name).write_text("{}", encoding="utf-8")
     (tmp_path / "lessons" / "00_start_here.ipynb").write_text("{}", encoding="utf-8")
     subprocess.run(["bash", "-c", removal[0]], cwd=tmp_path, check=True)
-    assert not (tmp_path / "docs" / "answer_key").exists() and not (tmp_path / "lessons" / "_build").exists()
+    for folder, _ in gone:
+        assert not (tmp_path / folder).exists(), folder
     assert (tmp_path / "lessons" / "00_start_here.ipynb").exists()
     assert text.index("pip install") < text.index(removal[0]) < text.index("python - <<'PY'")
     # the build sources hold every answer (the metadata the answer key is built from)
     assert "'answer'" in (ROOT / "lessons" / "_build" / "cells.py").read_text(encoding="utf-8").replace('"', "'")
     # nothing a learner runs needs them
     for notebook in (ROOT / "lessons").glob("*.ipynb"):
-        assert "_build" not in notebook.read_text(encoding="utf-8"), notebook.name
+        text = notebook.read_text(encoding="utf-8")
+        assert "_build" not in text and "tests/" not in text, notebook.name

@@ -130,7 +130,7 @@ def test_every_consumer_reads_the_retrace_flag_stored_on_the_event(tmp_path: Pat
     assert [e["args"]["index"] for e in calls if e["args"].get("retrace")] == flagged
     assert trace["otherData"]["retraces"] == report.totals("all").retraces == 2
     assert [e.index for e in report.retrace_events] == flagged
-    from test_tensorboard import read_scalars
+    from _tensorboard import read_scalars
 
     assert read_scalars(tmp_path / "tb")["tfgraph_lab/retraces"][-1][1] == 2
     back = TraceReport.from_json(report.to_json())

@@ -11,6 +11,8 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
 
+from _tensorboard import read_scalars  # noqa: E402
+
 import tfgraph_lab  # noqa: E402
 from tfgraph_lab.keras import TraceCallback  # noqa: E402
 
@@ -61,17 +63,6 @@ def test_tensorboard_scalars_per_epoch_read_back(tmp_path: Path) -> None:
     # the report's total: Keras's train step traces inside its train loop's trace, counted once
     assert seconds == pytest.approx(report.trace_seconds, rel=1e-5)
     assert seconds < sum(f.trace_seconds for f in report.functions)
-
-
-def read_scalars(log_dir: Path) -> dict[str, list[tuple[int, float]]]:
-    out: dict[str, list[tuple[int, float]]] = {}
-    for path in sorted(log_dir.glob("events.out.tfevents.*")):
-        for event in tf.compat.v1.train.summary_iterator(str(path)):
-            for value in event.summary.value:
-                assert value.metadata.plugin_data.plugin_name == "scalars"
-                number = float(tf.make_ndarray(value.tensor))
-                out.setdefault(value.tag, []).append((event.step, number))
-    return out
 
 
 def test_steps_never_go_back_over_fit_evaluate_and_predict(tmp_path: Path) -> None:

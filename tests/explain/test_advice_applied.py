@@ -386,17 +386,21 @@ def test_a_function_wrapped_again_in_a_loop_over_one_model_is_created_once(tmp_p
     ]
 
 
-def call_site_fixes_printed(text: str) -> None:
-    if "  # at every call" in text:  # the template form, before the user's own calls were printed
-        pytest.xfail("call-site fixes are printed as a template, not the user's call rewritten")
-
-
 def test_custom_loop_python_learning_rate_and_training_flag(tmp_path: Path) -> None:
     source, written, text = watch_program("custom_loop", tmp_path)
     assert "training=tf.constant" not in text  # Keras 3's Dropout/BatchNormalization refuse it
-    call_site_fixes_printed(text)
     checked = check_plans(source, written, text, tmp_path, loop_outputs("loss", "val"))
     assert len(checked.fixed) == 1  # tf.constant(lr): 3 graphs instead of 7
+    (fix,) = shown_fixes(written.report, text)
+    calls = [i + 1 for i, line in enumerate(source.splitlines()) if "= train_step(" in line]
+    assert [line for line, _, _ in fix.sites] == calls and len(calls) == 2  # the evaluation call too
+    # a site line that leaves a call as it was, or drops one, is caught
+    for broken in (
+        text.replace("tf.constant(lr), True)  # was", "lr, True)  # was"),
+        "\n".join(line for line in text.splitlines() if "True)  # was" not in line),
+    ):
+        with pytest.raises(AssertionError):
+            check_plans(source, written, broken, tmp_path, loop_outputs("loss", "val"))
 
 
 @pytest.mark.slow
@@ -414,7 +418,6 @@ def test_gan_two_steps_with_a_python_step_counter(tmp_path: Path) -> None:
             assert np.isfinite(value) and abs(value - float(written.namespace[name])) < 1.0
 
     source, written, text = watch_program("gan_loop", tmp_path)
-    call_site_fixes_printed(text)
     check_plans(source, written, text, tmp_path, trained)
 
 

@@ -404,12 +404,6 @@ def test_custom_loop_python_learning_rate_and_training_flag(tmp_path: Path) -> N
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    raises=TypeError,
-    strict=True,
-    reason="g_step computes 1.0 / (1 + step): the printed tf.constant(step) is int32 and TF raises "
-    "'Expected int32, but got 1.0' (the trade-off says to cast; the fix as printed does not)",
-)
 def test_gan_two_steps_with_a_python_step_counter(tmp_path: Path) -> None:
     def trained(written: Run, fixed: Run) -> None:
         # tf.random draws differ between one graph and eight: both losses finite and alike

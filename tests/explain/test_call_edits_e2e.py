@@ -263,3 +263,22 @@ def test_the_json_places_each_call_exactly(tmp_path: Path) -> None:
     (tmp_path / "fixed.py").write_text(fixed, encoding="utf-8")
     again = runpy.run_path(str(tmp_path / "fixed.py"))
     assert again["f"].experimental_get_tracing_count() == plan.graphs == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "floats_only"),
+    [
+        ("def g(n, step):\n    return tf.ones([n]) * (1.0 / (1 + step))\n", True),
+        ("def g(n, step):\n    return -step * 0.5\n", True),
+        ("def g(n, step):\n    return tf.ones([n]) * step\n", False),  # no float: int32 serves
+        ("def g(n, step):\n    return x[step] * 0.5\n", False),  # an index needs an int
+        ("def g(n, step):\n    return tf.range(step) * 0.5 + step * 0.5\n", False),  # range needs an int
+        ("def g(n, step):\n    return n * 2.0\n", False),  # no use
+    ],
+)
+def test_a_python_int_meeting_only_floats_is_passed_as_float32(body: str, floats_only: bool) -> None:
+    """tf.constant(step) is int32: at ``1.0 / (1 + step)`` TF raises 'Expected int32, but got
+    1.0' (TF 2.21), so there the fix passes a float32 tensor; anywhere else it stays int32."""
+    from tfgraph_lab.explain.call_edits import meets_floats_only
+
+    assert meets_floats_only("step", body) is floats_only

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from ..model.records import CallEdit, CallSource
 from ..model.signatures import Signature, parent_path
 
-__all__ = ["call_edits", "parameters"]
+__all__ = ["call_edits", "meets_floats_only", "parameters"]
 
 
 def parameters(sig: Signature) -> tuple[list[str], list[str]]:
@@ -140,3 +140,34 @@ def call_edits(
         shown = ", ".join(wheres[:3]) + (f" and {len(wheres) - 3} more" if len(wheres) > 3 else "")
         notes.append(f"the call{'s' if len(wheres) > 1 else ''} at {shown}: {why}")
     return tuple(edits), "; ".join(notes)
+
+
+def meets_floats_only(parameter: str, source: str) -> bool:
+    """Whether every use of ``parameter`` in the function ``source`` is inside arithmetic with a
+    Python float (``1.0 / (1 + step)``): there ``tf.constant(step)``, an int32 tensor, fails
+    ("Expected int32, but got 1.0", TF 2.21: TF converts the float to the tensor's dtype) while a
+    float32 tensor serves. False when it has no use, or any use that may need an int (an index,
+    ``range(step)``, a shape, a call's argument)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    parents: dict[ast.AST, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    uses = [
+        n for n in ast.walk(tree)
+        if isinstance(n, ast.Name) and n.id == parameter and isinstance(n.ctx, ast.Load)
+    ]  # fmt: skip
+    if not uses:
+        return False
+    for use in uses:
+        top: ast.AST = use
+        while isinstance(parents.get(top), (ast.BinOp, ast.UnaryOp)):
+            top = parents[top]
+        if top is use or not any(
+            isinstance(c, ast.Constant) and isinstance(c.value, float) for c in ast.walk(top)
+        ):
+            return False
+    return True

@@ -114,6 +114,11 @@ def edit_lines(plan: FixPlan, name: str, layout: str = "report", limit: int = MA
     more = len(plan.call_edits) - limit
     if more > 0:
         lines.append(f"{comment}… and {more} more call site{'s' if more != 1 else ''} (the JSON's call_edits lists them all)")
+    if lines:
+        # A call that only ran a cached graph is not placed (keeping every call's place would
+        # cost each cached call): a line of the user's that never traced is not listed, yet
+        # left as it is it traces again once the listed calls pass tensors.
+        lines.append(f"{comment}(the calls that traced; change any other call of {name} the same way)")
     if plan.call_edits_note:
         if plan.call_edits:
             change = ", ".join(f"`{p}` as `{e}`" for p, e in plan.call)

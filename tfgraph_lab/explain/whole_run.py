@@ -28,7 +28,7 @@ from dataclasses import replace
 from ..model.records import CallSource, FixPlan, Reason
 from ..model.signatures import ArgLeaf, Signature, parent_path
 from ..model.vocab import ReasonCode
-from .call_edits import call_edits
+from .call_edits import call_edits, meets_floats_only
 from .fixes import (
     PYTHON_TENSOR_DTYPES,
     call_plan,
@@ -70,8 +70,12 @@ class WholeRun:
         known: Sequence[Signature] = (),
         before: int | None = None,
         sources: Sequence[CallSource] = (),
+        body: str = "",
     ) -> None:
         self.history = list(history)
+        # the function's own source (its def), "" when unread: a Python int that only meets
+        # floats in it is passed as a float32 tensor (``call_edits.meets_floats_only``)
+        self.body = body
         # the function's calls that traced, as written: a call-site rewrite is printed on them
         self.sources = tuple(sources)
         # every graph the function holds (earlier cells' too): an input_signature must cover them
@@ -123,7 +127,7 @@ class WholeRun:
             if dropped is not None:
                 fix = dropped
                 continue
-            new = new or old
+            new = self._as_floats(new or old)
             fix = fix.replace(old.text(self.name), new.text(self.name))
             if new.call and self.sources:  # the user's own calls, rewritten
                 edits, missing = call_edits(new.call, self.sources, self.history[-1])
@@ -134,6 +138,32 @@ class WholeRun:
         if target is not None:  # type_changed names the dtype: "always a float32 tensor"
             fix = _retarget(fix, target)
         return replace(reason, fix=fix, plans=tuple(plans))
+
+    def _as_floats(self, plan: FixPlan) -> FixPlan:
+        """``tf.constant(step)`` for a Python int that meets only floats in the function's body
+        becomes ``tf.constant(step, tf.float32)``: as printed, the int32 tensor would raise
+        TypeError at ``1.0 / (1 + step)`` (TF 2.21)."""
+        if not self.body or not plan.call:
+            return plan
+        call, said = [], []
+        for parameter, expression in plan.call:
+            if expression == f"tf.constant({parameter})" and self._int(parameter) and meets_floats_only(parameter, self.body):
+                expression = f"tf.constant({parameter}, tf.float32)"
+                said.append(parameter)
+            call.append((parameter, expression))
+        if not said:
+            return plan
+        names = ", ".join(f"`{p}`" for p in said)
+        note = f"float32, not int32: {names} only meet{'s' if len(said) == 1 else ''} Python floats in {self.name}"
+        trade = "" if plan.trade.startswith("tf.constant(") and "int32 tensor" in plan.trade else plan.trade
+        return replace(plan, call=tuple(call), trade=trade, note="; ".join(n for n in (plan.note, note) if n))
+
+    def _int(self, parameter: str) -> bool:
+        return any(
+            leaf.path == parameter and leaf.kind == "python" and leaf.type_name == "int"
+            for sig in self.history[-1:]
+            for leaf in sig.leaves
+        )
 
     def _plan(self, old: FixPlan) -> FixPlan | None:
         """``old`` rebuilt over the whole run; None when it no longer serves these calls (a

@@ -334,3 +334,20 @@ def call_on_line(place: str, method: str, labels: Mapping[str, str] | None = Non
     start = indent + len(encoded[: node.col_offset].decode("utf-8"))
     end = indent + len(encoded[: node.end_col_offset].decode("utf-8"))
     return CallSource(place, where, int(number), start, int(number), end, line[start:end], line_text=line)
+
+
+def function_source(filename: str, firstlineno: int) -> str:
+    """The source of the ``def`` at ``firstlineno`` of ``filename`` (a script's file, an IPython
+    cell, through ``linecache``), dedented; "" when it cannot be read. Run when the report is
+    built, once per function that has a call-site fix."""
+    lines = linecache.getlines(filename)
+    if not (0 < firstlineno <= len(lines)):
+        return ""
+    import inspect
+    import textwrap
+
+    try:
+        block = inspect.getblock(lines[firstlineno - 1 :])
+    except (SyntaxError, IndentationError, IndexError):
+        return ""
+    return textwrap.dedent("".join(block))

@@ -19,7 +19,7 @@ from ..explain.suggest import suggest_fix
 from ..explain.whole_run import WholeRun
 from ..explain.xla import keeps_jit_compile, under_xla
 from ..model.counts import CountRow, mean_cached_seconds
-from ..model.places import call_on_line, call_source
+from ..model.places import call_on_line, call_source, function_source
 from ..model.records import CallRun, CallSource, Event, FunctionSummary, GraphSummary, Reason
 from ..model.vocab import Via
 from .calllog import CallRecord, FunctionState, GraphState, Hit, HitRun, LogEntry
@@ -369,12 +369,14 @@ def _count_whole_run(acc: _Acc, events: list[Event], sources: Sequence[CallSourc
         return
     used = [g.signature for i, g in enumerate(acc.graphs) if g.in_watch or acc.hits.get(i)]
     # the graphs before a fix, counted as explain.plan.graphs_before counts them from the report
+    calls_at_sites = any(p.call for r in acc.reasons for p in r.plans)
     whole = WholeRun(
         used,
         code_name(acc.info.qualname),
         [g.signature for g in acc.graphs],
         before=len(used) or None,
         sources=sources,
+        body=function_source(acc.info.filename, acc.info.firstlineno) if calls_at_sites else "",
     )
     acc.reasons = list(whole.reasons(acc.reasons))
     for at in acc.events:

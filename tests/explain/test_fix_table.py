@@ -542,3 +542,16 @@ def test_a_training_flag_into_dense_layers_only_keeps_the_tensor_fix() -> None:
     fixed = tf.function(_keras_step(model))
     after = [np.asarray(fixed(XS[8], tf.constant(mode))) for mode in (True, False)]
     assert same(after, before) and fixed.experimental_get_tracing_count() == 1
+
+
+def test_a_call_site_change_that_saves_nothing_is_named_as_a_subject() -> None:
+    """The demo read "pass `training` as `tf.constant(training)` at every call of train_step
+    would save no graph": the imperative as a subject reads "passing …"."""
+    from tfgraph_lab.explain.whole_run import _without
+
+    code = "pass `training` as `tf.constant(training)` at every call of step"
+    fix = f"expected once per value for a mode flag; to share one graph: {code}"
+    assert _without(fix, code, code) == (
+        "expected once per value for a mode flag; passing `training` as `tf.constant(training)` at "
+        "every call of step would save no graph for these calls (other arguments make them)"
+    )

@@ -300,7 +300,9 @@ def _without(fix: str, text: str, code: str = "") -> str | None:
         if head.endswith(join):
             head = head[: -len(join)].rstrip()
             break
-    saved_none = f"{code} would save no graph for these calls (other arguments make them)" if code else ""
+    # "pass `x` as … at every call of f" is an imperative: as the subject it reads "passing …"
+    subject = "passing " + code[len("pass ") :] if code.startswith("pass ") else code
+    saved_none = f"{subject} would save no graph for these calls (other arguments make them)" if code else ""
     if not head:
         return saved_none
     return f"{head}; {saved_none}" if saved_none else head

@@ -117,7 +117,7 @@ def test_a_flag_fix_that_saves_nothing_here_says_so() -> None:
     # a change that saves no graph is not offered as a fix (issue 32.3): the fix says so instead
     assert counted.plans == ()
     assert counted.fix == (
-        "share one graph; pass `training` as `tf.constant(training)` at every call of f would save "
+        "share one graph; passing `training` as `tf.constant(training)` at every call of f would save "
         "no graph for these calls (other arguments make them)"
     )
 

@@ -238,9 +238,20 @@ def test_voila_app_renders_labs_without_code(tab: Any, tmp_path: Path, lessons_r
 
 
 def _open_in_lab(page: Any, server: Server, name: str) -> None:
-    page.goto(f"{server.url}/lab/tree/lessons/{name}?token={server.token}", timeout=60_000)
-    idle = f"() => {{ const s = ({NOTEBOOK_STATE})(); return s && s.status === 'idle'; }}"
-    wait_until(page, idle, 90, f"{name} to open with an idle kernel")
+    """Open ``name`` the way a fresh Binder session does and wait until it is the current tab,
+    its kernel idle. One server serves every test here, and JupyterLab restores the tabs an
+    earlier test left in its workspace: without ``reset`` the tab of the previous test was
+    current for a moment, Run All went to it, and the notebook opened never ran a cell."""
+    page.goto(f"{server.url}/lab/tree/lessons/{name}?reset&token={server.token}", timeout=60_000)
+    path = f"lessons/{name}"
+    idle = f"() => {{ const s = ({NOTEBOOK_STATE})(); return s && s.path === {json.dumps(path)} && s.status === 'idle'; }}"
+    wait_until(page, idle, 90, f"{name} to open as the current tab with an idle kernel")
+    tabs = page.evaluate(OPEN_NOTEBOOKS)
+    assert tabs == [path], f"other notebooks open beside {path}: {tabs}"
+
+
+OPEN_NOTEBOOKS = """() => Array.from(window.jupyterapp.shell.widgets('main'))
+  .filter((w) => w.context && w.context.path.endsWith('.ipynb')).map((w) => w.context.path)"""
 
 
 def _run_all(page: Any, deadline: float) -> dict[str, Any]:

@@ -435,3 +435,56 @@ def test_tensorflows_switches_and_start_up_lines_are_as_under_python(tmp_path: P
     assert _log_places(run.stderr) == _log_places(plain.stderr)
     if level is None:
         assert _log_places(plain.stderr), "TF 2.21 logs its CPU features at INFO when it loads"
+
+
+_LOADED_SWITCHES = """
+import os
+from IPython.core.interactiveshell import InteractiveShell
+
+ip = InteractiveShell.instance()
+{load}
+ip.run_cell("import tensorflow as tf")
+ip.run_cell("import os; print(os.environ.get('TF_CPP_MIN_LOG_LEVEL'), os.environ.get('TF_CPP_VMODULE'))")
+{unload}
+print(os.environ.get('TF_CPP_MIN_LOG_LEVEL'), os.environ.get('TF_CPP_VMODULE'))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", [None, "3"])
+@pytest.mark.parametrize("tf_loaded", [True, False], ids=["tf-imported", "unloaded-before-tf"])
+def test_after_load_ext_the_cells_see_the_users_tf_switches(
+    tmp_path: Path, level: str | None, tf_loaded: bool
+) -> None:
+    """``%load_ext`` lowers TF's log switches before TF loads (for the XLA compile log); the
+    cells after the one that imported TF, and the session after ``%unload_ext``, see the
+    user's own values, as without the extension (it kept '0 device_compiler=2' for good)."""
+    env = _env()
+    del env["TF_CPP_MIN_LOG_LEVEL"]
+    if level is not None:
+        env["TF_CPP_MIN_LOG_LEVEL"] = level
+    load = "ip.run_line_magic('load_ext', 'tfgraph_lab')"
+    unload = "ip.run_line_magic('unload_ext', 'tfgraph_lab')"
+    session = (
+        _LOADED_SWITCHES
+        if tf_loaded
+        else _LOADED_SWITCHES.replace('ip.run_cell("import tensorflow as tf")\n', "")
+    )
+    outs = []
+    for args in ({"load": "", "unload": ""}, {"load": load, "unload": unload}):
+        driver = tmp_path / "session.py"
+        driver.write_text(session.format(**args))
+        done = subprocess.run(
+            [sys.executable, str(driver)], capture_output=True, cwd=tmp_path, env=env, timeout=300
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        outs.append(done.stdout)
+    assert outs[0] == f"{level} None\n{level} None\n".encode()
+    if tf_loaded:
+        assert outs[1] == outs[0]
+    else:
+        # Until TF loads, the switches must stay lowered (TF reads them once, at import), so a
+        # cell sees them; %unload_ext before TF loaded gives the user's own values back.
+        in_cell, after_unload = outs[1].decode().splitlines()
+        assert in_cell != f"{level} None" and "device_compiler" in in_cell
+        assert after_unload == f"{level} None"

@@ -339,9 +339,10 @@ def _live(recorder: Any) -> Any:
 
 
 def load(ipython: Any) -> None:
-    from ..watching.compile_log import hold_xla_log
+    from ..watching.compile_log import give_back_xla_switches, hold_xla_log
 
-    hold_xla_log()  # before `import tensorflow` only: then cells count XLA from TF's own log
+    if hold_xla_log():  # before `import tensorflow` only: then cells count XLA from TF's own log
+        ipython.events.register("post_run_cell", give_back_xla_switches)
     ipython.register_magics(TraceWatchMagics)
     from .monitor import resume_after_reload
 
@@ -349,9 +350,11 @@ def load(ipython: Any) -> None:
 
 
 def unload(ipython: Any) -> None:
-    from ..watching.compile_log import release_xla_log
+    from ..watching.compile_log import give_back_xla_switches, release_xla_log
     from .monitor import stop_for_unload
 
+    if give_back_xla_switches in ipython.events.callbacks["post_run_cell"]:
+        ipython.events.unregister("post_run_cell", give_back_xla_switches)
     release_xla_log()
     stop_for_unload(ipython)
     magics = ipython.magics_manager.magics

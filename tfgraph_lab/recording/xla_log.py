@@ -108,12 +108,10 @@ class XlaLog:
         again (its compile lines keep coming with both variables put back or unset, TF 2.21,
         measured), so the program, and any process it starts, sees the environment it would
         see unwatched. A no-op before TensorFlow is imported and after the first call."""
-        if not self._lent or "tensorflow" not in sys.modules or self._held:
-            # Not while the extension holds fd 2: in a JupyterLab kernel after %load_ext with
-            # TF_CPP_MIN_LOG_LEVEL=3, putting the values back at the first watch left Run All
-            # of lesson 00 never running a cell (tests/browser/test_binder_browser.py, TF 2.21;
-            # cause not found): there the kernel keeps the lowered values, as before.
-            return
+        if "tensorflow" in sys.modules:
+            self._put_back()
+
+    def _put_back(self) -> None:
         for key, value in self._lent.items():
             if value is None:
                 os.environ.pop(key, None)
@@ -142,6 +140,9 @@ class XlaLog:
             if not self._held:
                 return
             self._held = False
+            if "tensorflow" not in sys.modules:  # TF never loaded: it will read the user's switches
+                self.requested = self.hide = False
+            self._put_back()
             tee = self._tee
             if tee is not None and self._users <= 0:
                 self._tee = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..recording.xla_log import LOG as XLA_LOG
 
-__all__ = ["hold_xla_log", "prepare_xla_log", "release_xla_log"]
+__all__ = ["give_back_xla_switches", "hold_xla_log", "prepare_xla_log", "release_xla_log"]
 
 
 def prepare_xla_log() -> bool:
@@ -17,6 +17,12 @@ def prepare_xla_log() -> bool:
 def hold_xla_log() -> bool:
     """``%load_ext tfgraph_lab``, when TensorFlow is not imported yet: the same for the cells."""
     return XLA_LOG.hold()
+
+
+def give_back_xla_switches(*_: object) -> None:
+    """After each cell (``post_run_cell``) once ``%load_ext`` lowered TF's log switches: the cell
+    that imported TensorFlow is the last to see the lowered values in ``os.environ``."""
+    XLA_LOG.give_back_environment()
 
 
 def release_xla_log() -> None:

@@ -396,3 +396,42 @@ def test_passing_a_python_int_as_a_tensor_under_xla_says_the_compilations_remain
             head(tf.ones([5]), tf.constant(k))
     (fn,) = w.report.functions
     assert fn.traces == 1 and fn.xla_compiles >= 1  # TF's log (tests/recording/test_xla_log.py): 3
+
+
+def test_a_cached_call_too_fast_to_have_compiled_reads_no_xla_key(monkeypatch: Any) -> None:
+    """The hot path reads XLA's cache key (~1-2 µs) only for a cached call slower than
+    ``NO_COMPILE_SECONDS``: no XLA compile returns that fast (benchmarks/overhead.py's XLA row).
+    New sizes, which do compile, are still each counted once."""
+    from tfgraph_lab.adapter import xla as adapter_xla
+
+    real = adapter_xla.xla_key_reader
+    reads: list[int] = []
+
+    def counting_reader() -> Any:
+        key = real()
+        assert key is not None
+
+        def read(args: Any, kwargs: Any) -> Any:
+            reads.append(1)
+            return key(args, kwargs)
+
+        return read
+
+    monkeypatch.setattr(adapter_xla, "xla_key_reader", counting_reader)
+    monkeypatch.setattr("tfgraph_lab.adapter.xla_key_reader", counting_reader)
+
+    @tf.function(jit_compile=True, input_signature=[tf.TensorSpec([None], tf.float32)])
+    def double(x: Any) -> Any:
+        return x * 2.0
+
+    small, large = tf.ones([3]), tf.ones([5])
+    with tfgraph_lab.watch() as w:
+        double(small)
+        double(large)
+        reads_for_new_sizes = len(reads)
+        for _ in range(50):
+            double(small)
+    fn = _by_name(w.report)["double"]
+    assert (fn.traces, fn.xla_compiles, fn.calls) == (1, 2, 52)
+    assert reads_for_new_sizes >= 2  # each new size: its key read, to count its compile
+    assert len(reads) - reads_for_new_sizes < 50, "every cached call read XLA's key"

@@ -36,6 +36,17 @@ __all__ = ["make_call_flat_hook", "make_call_hook", "make_count_only_hook", "mak
 
 _perf = time.perf_counter
 
+# A cached call of a jit_compile function that returned within this time did not compile: its
+# XLA cache key (~2 µs to read, 1.6% of a 123 µs call: benchmarks/overhead.py) is read only for
+# slower calls. The fastest XLA compilation seen was 3.1 ms (an identity function on a loaded
+# 2-core machine, TF 2.21, CPU), a tiny matmul stack 25-60 ms: a compile 12x faster than that
+# is not in sight. Above the floor the key read costs at most 0.8% of the call.
+NO_COMPILE_SECONDS = 250e-6
+
+
+def _no_xla_key(args: tuple[Any, ...], kwds: dict[str, Any]) -> None:
+    return None
+
 
 def make_call_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any]:
     # The hot path: every watched call runs this. Kept to the fewest memory touches (locals
@@ -53,7 +64,9 @@ def make_call_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any
     assert hub.handles is not None
     eager_flags = hub.handles.eager_flag_module  # RUN_FUNCTIONS_EAGERLY lives here
     xla_call = hub.xla.call  # the hub makes its XLA path before it makes this hook (one per install)
-    xla_key = hub.xla.key  # None: this TensorFlow's names moved, XLA is not counted
+    # None when this TensorFlow's names moved: XLA is not counted, no graph gets an XlaMemory
+    xla_key: Callable[..., Any] = hub.xla.key if hub.xla.key is not None else _no_xla_key
+    no_compile = NO_COMPILE_SECONDS
 
     def __call__(fn: Any, *args: Any, **kwds: Any) -> Any:
         __tracebackhide__ = True  # pytest and IPython skip this frame in tracebacks
@@ -86,13 +99,18 @@ def make_call_hook(hub: Host, original: Callable[..., Any]) -> Callable[..., Any
             # without a call into the XLA path (benchmarks/overhead.py's XLA row).
             graph = state.hit_graph
             if graph is not None and frame.traces is NO_TRACES and frame.served is None:
+                # Only a jit_compile function's graphs get an XlaMemory, made by the XLA path
+                # with a key reader (recording/xla.py): no need to check either here.
                 memory = graph.xla_keys
-                if memory is not None and xla_key is not None and state.info.jit_compile:
-                    try:
-                        key = None if eager_flags.RUN_FUNCTIONS_EAGERLY else xla_key(args, kwds)
-                    except Exception:  # never into the user's call: the XLA path reads it again
-                        key = None
-                    if key is not None and key in memory.keys:
+                if memory is not None and not eager_flags.RUN_FUNCTIONS_EAGERLY:
+                    if seconds < no_compile:
+                        hit = True  # too fast to have compiled: a hit, its key left unread
+                    else:
+                        try:
+                            hit = xla_key(args, kwds) in memory.keys  # None (building): False
+                        except Exception:  # never into the user's call: the XLA path reads it
+                            hit = False
+                    if hit:
                         memory.cached.append(seconds)
                         log_append(new_hit((state, seconds, graph, t0, stack)))
                         if len(entries) >= calllog.summarise_at:

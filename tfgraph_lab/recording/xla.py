@@ -9,8 +9,9 @@ module models the cache XLA looks compilations up in, from what the recorder see
 
 * a direct call of a ``jit_compile=True`` function compiles once per graph (concrete function),
   device and *concrete* input shapes (``DeviceCompilationClusterSignature``: function name and
-  attributes, then each argument's dtype and shape). The key of every such call is read on the
-  hot path (:func:`tfgraph_lab.adapter.xla_key_reader`, a few microseconds);
+  attributes, then each argument's dtype and shape). The key of such a call is read on the
+  hot path (:func:`tfgraph_lab.adapter.xla_key_reader`, a microsecond or two) unless the call
+  returned too fast to have compiled (``recording.hooks.NO_COMPILE_SECONDS``): then it is a hit;
 * a ``jit_compile=True`` function called while another graph is *built* compiles when that
   graph runs, under other attributes than a direct call (a separate cache entry). Its input
   shapes are the static shapes in the outer graph: when all are known, the count is exact;
@@ -110,7 +111,7 @@ class XlaModel:
         stack: Any = None,
     ) -> None:
         """A call of a function with ``state.xla`` (``jit_compile=True``, or a plain function
-        whose graphs call one). Reads XLA's cache key (a few microseconds) and logs a hit as the
+        whose graphs call one). Reads XLA's cache key (a microsecond or two) and logs a hit as the
         hot path does, else a slow-path record carrying what XLA compiled. ``start`` and
         ``stack``: the hook's clock reading and the thread's stack (read again when absent)."""
         # The cached call of a jit_compile function at a shape XLA compiled before, the one case

@@ -53,7 +53,7 @@ import tensorflow as tf
 import tfgraph_lab
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from import_cost import alternated_walls, startup_rows
+from import_cost import alternated_walls, start_env, startup_rows
 from overhead import bootstrap_interval, ratio_of_medians
 
 LOOP_GOAL = 1.05
@@ -252,7 +252,7 @@ print("done")
 def measure_script(calls: int, rounds: int) -> None:
     """``python -m tfgraph_lab run`` (the console script's code, with this interpreter) on a
     short script against ``python`` on it, each a fresh process from start to exit."""
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
+    env = start_env()
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "retrace_script.py"
         script.write_text(SCRIPT.format(calls=calls), encoding="utf-8")

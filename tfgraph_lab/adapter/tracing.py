@@ -63,10 +63,12 @@ def trace_in_progress() -> TraceInProgress | None:
     for _ in range(8):
         if frame is None:
             break
-        found = frame.f_locals.get("tracing_options")
-        if found is not None and hasattr(found, "function_cache"):
-            options = found
-            break
+        # co_varnames first: reading f_locals builds a dict of the frame's locals (Python 3.11)
+        if "tracing_options" in frame.f_code.co_varnames:
+            found = frame.f_locals.get("tracing_options")
+            if found is not None and hasattr(found, "function_cache"):
+                options = found
+                break
         frame = frame.f_back  # type: ignore[assignment]
     cache = getattr(options, "function_cache", None)
     if options is None or cache is None:

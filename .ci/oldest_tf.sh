@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The oldest supported TensorFlow: a second virtual environment with tensorflow-cpu 2.15 runs the
 # core tests (recorder, explainer, report, magic, faults) and the Keras callback on the Keras 2
-# that TF 2.15 bundles. Called by .ci/run after the main suite; usable alone: `.ci/oldest_tf.sh`
+# that TF 2.15 bundles. Run by tests/project/test_oldest_tf.py under CI=true (inside the README's
+# test command); usable alone: `.ci/oldest_tf.sh`
 # (fresh venv) or `.ci/oldest_tf.sh --reuse` (keep the venv if it already has the right
 # TensorFlow).
 #

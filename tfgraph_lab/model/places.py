@@ -168,15 +168,20 @@ def cell_label(place: str | None) -> tuple[str, str] | None:
     terminal IPython ``<ipython-input-3-…>``); None otherwise. Looks only if IPython is imported
     already, through its ``get_ipython`` and the compiler's ``_filename_map`` (IPython 8 and 9:
     filename → execution count)."""
-    ipython = sys.modules.get("IPython")
-    if ipython is None or not place:
+    # IPython's get_ipython() is InteractiveShell.instance() once initialized: read the
+    # singleton directly (0.2 µs instead of ~6; this runs up to three times per trace, and TF
+    # 2.21 imports IPython in plain scripts too, so the check alone is no shortcut there)
+    shell_module = sys.modules.get("IPython.core.interactiveshell")
+    if shell_module is None or not place:
+        return None
+    shell = getattr(getattr(shell_module, "InteractiveShell", None), "_instance", None)
+    if shell is None:
         return None
     file, _, line = place.rpartition(":")
     if not file or not line.isdigit():
         file = place
     try:
-        shell = ipython.get_ipython()
-        number = shell.compile._filename_map.get(file) if shell is not None else None
+        number = shell.compile._filename_map.get(file)
     except Exception:  # an IPython without that map: keep the path
         return None
     return None if number is None else (file, f"In [{number}]")

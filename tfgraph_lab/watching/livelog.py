@@ -52,6 +52,7 @@ from ..explain.fix_text import clip, short_fix
 from ..explain.fixes import code_name
 from ..explain.pages import page_names, page_url
 from ..explain.trace import NOT_RETRACES
+from ..model.places import running_ipython
 from ..model.records import Reason
 from ..model.signatures import Signature, is_under
 from ..model.vocab import ReasonCode, Via
@@ -345,10 +346,14 @@ def _told(graph: Any) -> list[str]:
     """What tells a retrace's graph from the graph its function traced before it: the argument
     paths whose leaves differ, or ``new-function-object`` for a new object's first graph (a
     first graph that retraced: see :func:`tfgraph_lab.explain.trace.trace_kind`)."""
-    earlier = [g for g in graph.state.graph_list if g is not graph and g.seq < graph.seq]
-    if not earlier:
+    previous = None
+    for g in reversed(graph.state.graph_list):  # the newest first: O(1) in a retracing loop
+        if g is not graph and g.seq < graph.seq:
+            previous = g
+            break
+    if previous is None:
         return [NEW_OBJECT]
-    before = earlier[-1].signature.by_path()
+    before = previous.signature.by_path()
     told = []
     for leaf in graph.signature.leaves:
         if leaf.kind != "container" and before.get(leaf.path) != leaf:
@@ -417,13 +422,7 @@ def log_folded() -> None:
 
 def _report_shown_anyway() -> bool:
     """In an IPython shell the report (or the lab) shows every retrace already."""
-    ipython = sys.modules.get("IPython")
-    if ipython is None:
-        return False
-    try:
-        return ipython.get_ipython() is not None
-    except Exception:
-        return False
+    return running_ipython() is not None
 
 
 class _StderrHandler(logging.Handler):

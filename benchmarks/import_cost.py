@@ -58,8 +58,8 @@ def start_env() -> dict[str, str]:
     """The environment of the timed processes: TensorFlow's start-up lines off, and the package's
     bytecode cached as ``pip install`` leaves it. A ``PYTHONDONTWRITEBYTECODE`` left in the shell
     (an editable install writes no ``.pyc`` then) makes every start compile the package's modules
-    from source: ``tfgraph-lab run`` measured +100 ms over ``import tensorflow`` that way on the
-    2-core machine, against about +10 ms with the bytecode cached."""
+    from source: ``tfgraph-lab run empty.py`` measured +173 ms over ``import tensorflow`` that
+    way on the 2-core machine, against +66 ms with the bytecode cached."""
     import compileall
 
     import tfgraph_lab

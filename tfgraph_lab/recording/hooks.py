@@ -37,10 +37,10 @@ __all__ = ["make_call_flat_hook", "make_call_hook", "make_count_only_hook", "mak
 _perf = time.perf_counter
 
 # A cached call of a jit_compile function that returned within this time did not compile: its
-# XLA cache key (~2 µs to read, 1.6% of a 123 µs call: benchmarks/overhead.py) is read only for
-# slower calls. The fastest XLA compilation seen was 3.1 ms (an identity function on a loaded
-# 2-core machine, TF 2.21, CPU), a tiny matmul stack 25-60 ms: a compile 12x faster than that
-# is not in sight. Above the floor the key read costs at most 0.8% of the call.
+# XLA cache key (0.86-1.9 µs to read in benchmarks/overhead.py, up to 1.6% of a 123 µs call) is
+# read only for slower calls. The fastest XLA compilation seen was 3.1 ms (an identity function
+# on a loaded 2-core machine, TF 2.21, CPU), a tiny matmul stack 25-60 ms: a compile 12x faster
+# than that is not in sight. Above the floor the key read costs at most 0.8% of the call.
 NO_COMPILE_SECONDS = 250e-6
 
 

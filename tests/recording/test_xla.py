@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -424,14 +425,21 @@ def test_a_cached_call_too_fast_to_have_compiled_reads_no_xla_key(monkeypatch: A
     def double(x: Any) -> Any:
         return x * 2.0
 
+    from tfgraph_lab.recording.hooks import NO_COMPILE_SECONDS
+
     small, large = tf.ones([3]), tf.ones([5])
+    slow_calls = 0  # cached calls that took the floor or more, seen from outside: may read it
     with tfgraph_lab.watch() as w:
         double(small)
         double(large)
         reads_for_new_sizes = len(reads)
         for _ in range(50):
+            began = time.perf_counter()
             double(small)
+            slow_calls += time.perf_counter() - began >= NO_COMPILE_SECONDS
     fn = _by_name(w.report)["double"]
     assert (fn.traces, fn.xla_compiles, fn.calls) == (1, 2, 52)
     assert reads_for_new_sizes >= 2  # each new size: its key read, to count its compile
-    assert len(reads) - reads_for_new_sizes < 50, "every cached call read XLA's key"
+    # No timing is asserted: on a loaded machine any call may be slow, and may read the key;
+    # a call the hook timed under the floor never does (the hook's span is inside ours).
+    assert len(reads) - reads_for_new_sizes <= slow_calls, "a cached call under the floor read XLA's key"

@@ -71,8 +71,9 @@ def signature_of(function_type: Any, context: str = "", devices: tuple[str, ...]
     parameters = getattr(function_type, "parameters", None) or {}
     for name, parameter in parameters.items():
         constraint = getattr(parameter, "type_constraint", None)
+        first = len(leaves)
         _flatten(str(name), constraint, leaves)
-        texts.append(f"{name}: {_type_text(constraint)}")
+        texts.append(f"{name}: {_parameter_text(constraint, leaves[first:])}")
         # TF 2.21 makes every positional parameter (and each of *args, as args_0…)
         # POSITIONAL_ONLY in a graph's FunctionType; keyword-only ones and **kwargs entries
         # stay KEYWORD_ONLY: no input_signature can describe those.
@@ -205,6 +206,20 @@ def _composite_name(tc: Any) -> str:
         "IteratorSpec": "Iterator",
         "OwnedIteratorSpec": "Iterator",
     }.get(name, name)
+
+
+def _parameter_text(tc: Any, leaves: list[ArgLeaf]) -> str:
+    """:func:`_type_text` of a parameter, from the leaf just made of it when it is one tensor
+    or one Python value (most parameters): no second read of TF's shape or second ``repr``
+    of the value on the trace path."""
+    if len(leaves) == 1:
+        leaf = leaves[0]
+        cls = type(tc).__name__
+        if leaf.kind == "tensor" and cls in ("TensorSpec", "BoundedTensorSpec"):
+            return f"TensorSpec(shape={format_shape(leaf.shape)}, dtype=tf.{leaf.dtype})"
+        if leaf.kind == "python" and cls == "Literal" and leaf.value is not None:
+            return leaf.value
+    return _type_text(tc)
 
 
 def _type_text(tc: Any) -> str:

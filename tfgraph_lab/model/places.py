@@ -120,6 +120,27 @@ def is_framework_file(filename: str) -> bool:
     return path.startswith(_ROOTS)
 
 
+# Per code file: is it the user's (caller_at's test)? A trace's caller walk meets the same
+# dozen TF files each time, and os.path.abspath is most of the walk's cost (~8 µs per trace
+# in a retracing loop, TF 2.21). Bounded: a notebook compiles a file per cell run.
+_USERS_FILE: dict[str, bool] = {}
+_USERS_FILE_MAX = 4096
+
+
+def _is_users_file(filename: str, stdlib: str) -> bool:
+    known = _USERS_FILE.get(filename)
+    if known is None:
+        known = (
+            not is_framework_file(filename)
+            and (not filename.startswith(PACKAGE_DIR) or filename == _DEMO)
+            and not (stdlib != os.sep and filename.startswith(stdlib))
+        )
+        if len(_USERS_FILE) >= _USERS_FILE_MAX:
+            _USERS_FILE.clear()
+        _USERS_FILE[filename] = known
+    return known
+
+
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # tfgraph_lab/
 # Our own machinery; the demo module is user-like code and stays visible.
 _DEMO = PACKAGE_DIR + os.path.join(
@@ -149,11 +170,7 @@ def caller_at(hooks: frozenset[str] = frozenset()) -> tuple[str | None, types.Co
     inner = None
     while frame is not None:
         filename = frame.f_code.co_filename
-        if (
-            not is_framework_file(filename)
-            and (not filename.startswith(PACKAGE_DIR) or filename == _DEMO)
-            and not (stdlib != os.sep and filename.startswith(stdlib))
-        ):
+        if _is_users_file(filename, stdlib):
             place = f"{filename}:{frame.f_lineno}"
             direct = inner is not None and inner.f_code.co_filename in hooks
             return (place, frame.f_code, frame.f_lasti) if direct else (place, None, -1)

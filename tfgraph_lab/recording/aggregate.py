@@ -232,6 +232,8 @@ def aggregate(
         acc = acc_for(state)
         is_call = entry.via == Via.CALL
         new_graphs = [index_of(acc, g) for g in entry.traces]
+        if entry.traces:
+            entry.reasons  # noqa: B018  # built first: they mark its wasted graphs, counted next
         retraces = count_record(acc, entry)
         if entry.traces:
             acc.objects_traced.add(id(state))

@@ -27,7 +27,15 @@ from ..model.signatures import Signature, parent_path
 from ..model.vocab import ReasonCode
 from .calllog import NOT_READ, FunctionState, GraphState
 
-__all__ = ["History", "NotedGraph", "explain_new_graph", "explain_noted", "explain_notes", "note_new_graph"]
+__all__ = [
+    "History",
+    "NotedGraph",
+    "explain_new_graph",
+    "explain_noted",
+    "explain_notes",
+    "keep_fingerprints",
+    "note_new_graph",
+]
 
 _IPYTHON_INPUT = re.compile(r"^<ipython-input-\d+-")
 _KEPT_SIGNATURES = 8  # graphs of earlier objects remembered per piece of code
@@ -115,10 +123,10 @@ def note_new_graph(
 ) -> NotedGraph:
     """Note ``graph``, new in ``state``'s cache, at trace time: the history's bookkeeping (in
     trace order), ``graph.retrace`` (from the trace's kind alone, :func:`explain.trace.trace_kind`,
-    the first code the reasons will have), the function's Python flags and, for a graph with a
-    Python value in its key, its fingerprint (its graph may be gone when the reasons are built).
-    the tf.Variables its graph reads (a new object reading others' is no hoisting case). No
-    signature diff, no reason text: :func:`explain_noted` builds them later."""
+    the first code the reasons will have), the function's Python flags and the tf.Variables
+    its graph reads (a new object reading others' is no hoisting case). No signature diff, no
+    reason text, no fingerprint: :func:`explain_noted` reads them later (and
+    :func:`keep_fingerprints` before the graphs go)."""
     earlier = [g for g in state.graph_list if g is not graph and g.seq < graph.seq]
     code_key = history.code_key(state.info)
     objects_before = history.objects_per_code.get(code_key, 0)
@@ -150,8 +158,8 @@ def note_new_graph(
         bool(earlier), [g.scope for g in earlier], graph.scope, bool(earlier_objects), state.info.kind
     )
     graph.retrace = is_retrace([first or ReasonCode.UNEXPLAINED])  # decided here, once (counts.py)
-    if any(leaf.kind == "python" for leaf in graph.signature.leaves):
-        _fingerprint(graph)  # read while its graph is alive: a wasted retrace compares them
+    # No fingerprint here: it is read when the reasons are (a wasted retrace compares them),
+    # or by keep_fingerprints when the function object dies, while its graphs still live.
     flags = _python_flags(graph.signature)
     if flags and flags != state.info.python_flags:
         fn = state.ref()
@@ -273,6 +281,24 @@ def _mark_wasted(graph: GraphState, earlier: list[GraphState], reasons: list[Rea
     return reasons
 
 
+def keep_fingerprints(state: FunctionState) -> None:
+    """Read the fingerprints a wasted-retrace search may compare (its graphs with a Python value
+    in their key) before they go: called when ``state``'s function object is collected.
+
+    A fingerprint is read when the reasons are built, not when the graph is traced: on the
+    trace path it cost ~50 µs a graph (the graph's ops read cold, TF 2.21), ~15% of the watch's
+    work in a loop retracing on a Python float; read together later, a third of that. The
+    graphs live as long as their function: TF's cache never drops one (TF 2.15-2.21), and
+    CPython calls a weak reference's callback before it clears the object's attributes, so the
+    graphs are still readable here when the function is freed by its reference count (as a
+    ``tf.function`` is: checked with TF 2.21). One freed in a reference cycle by the garbage
+    collector has its graphs' weak references cleared first: their retraces are then never
+    called wasted (said only when seen, never guessed)."""
+    for graph in state.graph_list:
+        if graph.fingerprint is NOT_READ and any(leaf.kind == "python" for leaf in graph.signature.leaves):
+            _fingerprint(graph)
+
+
 def _fingerprint(graph: GraphState) -> int | None:
     """The graph's fingerprint, read once per graph (a loop's n-th retrace on a Python value
     compares with up to n graphs before it); None when its concrete function is gone."""
@@ -280,5 +306,10 @@ def _fingerprint(graph: GraphState) -> int | None:
         cf = graph.cf_ref() if graph.cf_ref is not None else None
         if cf is None:
             return None  # not kept: a graph never comes back
-        graph.fingerprint = tfa.graph_fingerprint(cf)
+        ops = tfa.graph_fingerprint(cf)
+        inputs = tuple(
+            (leaf.path, leaf.dtype, leaf.shape) for leaf in graph.signature.leaves if leaf.kind == "tensor"
+        )
+        # the graph's ops, and the shapes of its inputs (of another shape: not "the same graph")
+        graph.fingerprint = None if ops is None else hash((ops, inputs))
     return graph.fingerprint  # type: ignore[no-any-return]

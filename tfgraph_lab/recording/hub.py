@@ -41,7 +41,7 @@ from ..model.places import caller_at, caller_location, cell_label
 from ..model.vocab import Scope, Via
 from . import hooks as _hooks
 from .calllog import CallLog, CallRecord, FunctionState, GraphState, ThreadStack, WatchLog
-from .history import History, explain_notes, note_new_graph
+from .history import History, explain_notes, keep_fingerprints, note_new_graph
 from .hooks import make_call_flat_hook, make_call_hook, make_count_only_hook, make_gcf_hook
 from .host import NO_TRACES, Frame
 from .tf_warnings import RetraceWarningHandler, handler_installed, install_handler, remove_handler
@@ -278,6 +278,10 @@ class Hub:
             live = state_ref()
             if live is not None:
                 live.collected = True
+                try:
+                    keep_fingerprints(live)  # its graphs are still readable now, not later
+                except Exception:  # a weak reference's callback must never raise
+                    pass
             if self.states.get(fn_id) is live:
                 self.states.pop(fn_id, None)
 

@@ -21,6 +21,7 @@ tf = pytest.importorskip("tensorflow")
 import tfgraph_lab  # noqa: E402
 from tfgraph_lab.recording import hooks, hub  # noqa: E402
 from tfgraph_lab.report.trace_report import TraceReport  # noqa: E402
+from tfgraph_lab.watching import recorder  # noqa: E402
 
 JUMP = 100.0
 
@@ -85,3 +86,53 @@ def test_the_watch_cost_is_said_once_and_kept_in_the_json(jumping_clock: list[in
     assert report._repr_html_().count("the watch itself:") == 1
     again = TraceReport.from_json(report.to_json())
     assert again.watch_seconds == pytest.approx(report.watch_seconds) and again.watch_seconds >= 2 * JUMP
+
+
+@pytest.fixture
+def slow_describing(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The recording's clock jumps ``JUMP`` seconds each time the watch describes a function
+    object it sees for the first time (``Hub._register``); returns the jumps made."""
+    offset = [0.0]
+    jumps: list[int] = []
+
+    def clock() -> float:
+        return time.perf_counter() + offset[0]
+
+    real_register = hub.Hub._register
+
+    def slow_register(self: Any, fn: Any) -> Any:
+        offset[0] += JUMP
+        jumps.append(1)
+        return real_register(self, fn)
+
+    monkeypatch.setattr(hooks, "_perf", clock)
+    monkeypatch.setattr(hub, "_perf", clock)
+    monkeypatch.setattr(recorder, "_perf", clock)  # a watch's start, on the same clock
+    monkeypatch.setattr(hub.Hub, "_register", slow_register)
+    return jumps
+
+
+def test_describing_a_function_first_seen_is_the_watchs_work(slow_describing: list[int]) -> None:
+    @tf.function
+    def inner(x: Any) -> Any:
+        return x * 2
+
+    @tf.function
+    def outer(x: Any) -> Any:
+        return inner(x) + 1  # inner is first seen inside outer's trace: in outer's span
+
+    with tfgraph_lab.watch() as w:
+        outer(tf.ones([2]))
+    report = w.report
+    assert len(slow_describing) == 2  # outer before its call, inner inside outer's trace
+    traced = [e for e in report.events if e.traced]
+    assert len(traced) == 2
+    for e in traced:
+        assert e.seconds < JUMP, f"{e.qualname}'s cost holds the watch's work: {e.seconds:.1f} s"
+    assert report.watch_seconds >= 2 * JUMP  # both descriptions are the watch's own work
+    with tfgraph_lab.watch() as again:  # the hooks are installed anew: outer described again
+        outer(tf.ones([2]))
+        with tfgraph_lab.watch() as nested:  # already described when this one began
+            outer(tf.ones([2]))
+    assert len(slow_describing) == 3
+    assert again.report.watch_seconds >= JUMP and nested.report.watch_seconds < JUMP

@@ -35,8 +35,8 @@ class Aggregate:
     functions: tuple[FunctionSummary, ...]
     events: tuple[Event, ...]
     runs: tuple[CallRun, ...]
-    # the watch's own work on its slow path (trace callbacks, explaining, the live log): kept out
-    # of every trace's cost, stated once (report.watch_seconds)
+    # the watch's own work on its slow path (describing a function first seen, trace callbacks,
+    # explaining, the live log): kept out of every trace's cost, stated once (watch_seconds)
     watch_seconds: float = 0.0
 
 
@@ -142,6 +142,7 @@ def aggregate(
     events: list[Event] = []
     runs: list[CallRun] = []
     graph_index: dict[int, int] = {}
+    own = [0.0]  # the watch's own work describing the function objects first seen in it
 
     def acc_for(state: Any) -> _Acc:
         acc = accs.get(state.key)
@@ -149,6 +150,8 @@ def aggregate(
             acc = accs[state.key] = _Acc(state.info)
         if id(state) not in acc.objects:
             acc.objects[id(state)] = state
+            if origin is None or state.registered_at >= origin:  # described in this watch
+                own[0] += state.register_seconds
             for graph in state.graph_list:
                 if log_end is None or graph.log_pos <= log_end:
                     index_of(acc, graph)
@@ -339,7 +342,7 @@ def aggregate(
         suggestion = suggest_fix(summary, acc.reasons, history, info.role, info.python_flags, acc.failures, calls)
         summaries.append(replace(summary, suggestion=suggestion or None))
     summaries.sort(key=lambda f: (f.framework, -f.retraces, -f.traces, f.label))
-    return Aggregate(tuple(summaries), tuple(events), tuple(runs), watch_seconds)
+    return Aggregate(tuple(summaries), tuple(events), tuple(runs), watch_seconds + own[0])
 
 
 def _call_sources(

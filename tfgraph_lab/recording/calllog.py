@@ -66,6 +66,7 @@ class FunctionState:
 
     __slots__ = (
         "__weakref__",
+        "code_key",
         "collected",
         "graph_list",
         "graphs",
@@ -74,6 +75,9 @@ class FunctionState:
         "key",
         "object_no",
         "ref",
+        "register_seconds",
+        "registered_at",
+        "scope_counts",
         "traced",
         "xla",
     )
@@ -93,6 +97,16 @@ class FunctionState:
         # The graph every cache hit runs, when that is certain (see _Hub.pin_hit_graph); else
         # None and only the _call_flat hook can tell which graph ran.
         self.hit_graph: GraphState | None = None
+        # How many of its live graphs were traced in each scope (None: a scope not known, a
+        # graph of an older TF's cache), kept as graphs come and go (_Hub._add_graph): deciding
+        # the hit graph costs O(1) in a loop that retraces, not a pass over every graph
+        self.scope_counts: dict[Scope | None, int] = {}
+        # (info, key) of the history's key for its code (recording.history), read once per info
+        self.code_key: tuple[Any, Any] | None = None
+        # The watch's own work describing it when first seen (_Hub.state_for): in "the watch
+        # itself" of the watches it began in (perf_counter reading ``registered_at``)
+        self.register_seconds = 0.0
+        self.registered_at = 0.0
 
     def rename(self, name: str, owner: str, role: str) -> None:
         """Show this function as ``name``, one of the user's (see ``TraceRecorder.name_function``):

@@ -53,8 +53,9 @@ class History:
         # A Keras model's compile() settings when its latest step function of this code first
         # traced (adapter.keras_steps.compile_settings): what a recompile changed
         self.compiles: dict[tuple[str, str, int, str, str], dict[str, str] | None] = {}
-        # Weak references to the tf.Variables the latest object's latest graph of this code
-        # reads (adapter.graph_variables): a new object that reads others cannot be hoisted
+        # Weak references to the tf.Variables the latest object's first graph of this code
+        # reads (adapter.graph_variables): a new object that reads others cannot be hoisted.
+        # Read at an object's first graph only: its retraces read the same variables
         self.variables: dict[tuple[str, str, int, str, str], tuple[object, ...]] = {}
 
     def reset(self) -> None:
@@ -76,6 +77,16 @@ class History:
         before = self.codes.get(key)
         self.codes[key] = code
         return before is not None and before is not code and cell_label(state.info.filename) is not None
+
+    def state_key(self, state: FunctionState) -> tuple[str, str, int, str, str]:
+        """:meth:`code_key` of ``state``'s info, kept on the state until its info changes (a
+        Keras step named for the user): read once per function object, not per trace."""
+        kept = state.code_key
+        if kept is not None and kept[0] is state.info:
+            return kept[1]  # type: ignore[no-any-return]
+        key = self.code_key(state.info)
+        state.code_key = (state.info, key)
+        return key
 
     def code_key(self, info: tfa.FunctionInfo) -> tuple[str, str, int, str, str]:
         # Terminal IPython names a cell "<ipython-input-12-3f2a…>": the execution count changes
@@ -127,8 +138,8 @@ def note_new_graph(
     its graph reads (a new object reading others' is no hoisting case). No signature diff, no
     reason text, no fingerprint: :func:`explain_noted` reads them later (and
     :func:`keep_fingerprints` before the graphs go)."""
-    earlier = [g for g in state.graph_list if g is not graph and g.seq < graph.seq]
-    code_key = history.code_key(state.info)
+    earlier = state.graph_list[: graph.seq]  # seq: its place in graph_list, which only grows
+    code_key = history.state_key(state)
     objects_before = history.objects_per_code.get(code_key, 0)
     rerun = False
     compiled: tuple[dict[str, str] | None, dict[str, str] | None] = (None, None)
@@ -142,18 +153,19 @@ def note_new_graph(
     other_objects = history.last_graphs.get(code_key, [])
     earlier_objects = other_objects if objects_before else []
     history.last_graphs[code_key] = ([*other_objects, graph.signature])[-_KEPT_SIGNATURES:]
-    before_vars = history.variables.get(code_key)
-    cf = graph.cf_ref() if graph.cf_ref is not None else None
-    now_vars = tfa.graph_variables(cf) if cf is not None else None
-    if now_vars is not None:
-        history.variables[code_key] = now_vars
-    other_variables = (
-        not earlier
-        and bool(objects_before)
-        and before_vars is not None
-        and now_vars is not None
-        and not _same_variables(before_vars, now_vars)
-    )
+    other_variables = False
+    if not earlier:  # an object's first graph against the earlier object's first graph
+        before_vars = history.variables.get(code_key)
+        cf = graph.cf_ref() if graph.cf_ref is not None else None
+        now_vars = tfa.graph_variables(cf) if cf is not None else None
+        if now_vars is not None:
+            history.variables[code_key] = now_vars
+        other_variables = (
+            bool(objects_before)
+            and before_vars is not None
+            and now_vars is not None
+            and not _same_variables(before_vars, now_vars)
+        )
     first = trace_kind(
         bool(earlier), [g.scope for g in earlier], graph.scope, bool(earlier_objects), state.info.kind
     )
@@ -192,7 +204,7 @@ def explain_noted(noted: NotedGraph) -> tuple[Reason, ...]:
     traced (its graph list only grows), the wasted-retrace search and the fixes at the level of
     Keras's steps. Pure over the note; called when the reasons are first read."""
     state, graph, call_sig, info = noted.state, noted.graph, noted.call_sig, noted.info
-    earlier = [g for g in state.graph_list if g is not graph and g.seq < graph.seq]
+    earlier = state.graph_list[: graph.seq]
     reasons = explain_trace(
         new=graph.signature,
         call=call_sig,

@@ -236,16 +236,20 @@ class Hub:
         reports the graph that ran. Runs from the trace callback, which TensorFlow calls before
         it puts the new graph in the cache, so no other thread can hit the graph before this.
         """
-        fn = state.ref()
-        graphs = list(state.graphs.values())
-        hit_graph = graphs[0] if len(graphs) == 1 else None
-        if hit_graph is None and fn is not None and graphs and all(g.scope_known for g in graphs):
-            wanted = "" if tfa.created_variables(fn) else tfa.VARIABLE_CREATION
-            serving = [g for g in graphs if g.scope == wanted]
-            if len(serving) == 1:
-                hit_graph = serving[0]
+        graphs = state.graphs
+        hit_graph = None
+        if len(graphs) == 1:
+            hit_graph = next(iter(graphs.values()))
+        elif graphs and None not in state.scope_counts:
+            # O(1) from the counts in a loop that retraces (two graphs or more in the scope
+            # cached calls look up); the one graph of that scope is looked for only when it is one
+            fn = state.ref()
+            if fn is not None:
+                wanted = Scope.NONE if tfa.created_variables(fn) else tfa.VARIABLE_CREATION
+                if state.scope_counts.get(wanted) == 1:
+                    hit_graph = next(g for g in graphs.values() if g.scope == wanted)
         state.hit_graph = hit_graph
-        if hit_graph is None and len(graphs) > 1:
+        if hit_graph is None and len(graphs) > 1 and "_call_flat" not in self.originals:
             self.need_call_flat_hook()
 
     def stack(self) -> ThreadStack:
@@ -259,8 +263,13 @@ class Hub:
         state = self.states.get(id(fn))
         if state is not None and state.ref() is fn:
             return state
+        began = _perf()
         with self.lock:
-            return self._register(fn)
+            state = self._register(fn)
+        spent = _perf() - began
+        state.registered_at, state.register_seconds = began, spent
+        charge(self.stack(), spent)  # inside the span of any call in progress: not TF's time
+        return state
 
     def _register(self, fn: Any) -> FunctionState:
         info = tfa.describe_function(fn)
@@ -300,10 +309,15 @@ class Hub:
     def _add_graph(self, state: FunctionState, graph: GraphState, cf: Any) -> None:
         cf_id = id(cf)
         graphs = state.graphs
+        counts = state.scope_counts
+        scope = graph.scope if graph.scope_known else None
 
         def forget(_: Any) -> None:
             if graphs.get(cf_id) is graph:
                 graphs.pop(cf_id, None)
+                counts[scope] -= 1
+                if not counts[scope]:
+                    del counts[scope]
             if state.hit_graph is graph:
                 state.hit_graph = None  # its hits are no longer certain (rare: caches keep graphs)
 
@@ -312,7 +326,14 @@ class Hub:
         except TypeError:
             graph.cf_ref = None
         graph.log_pos = self.calllog.position()
-        state.graphs[cf_id] = graph
+        replaced = graphs.get(cf_id)
+        if replaced is not None:  # the same concrete function again: counted once
+            old = replaced.scope if replaced.scope_known else None
+            counts[old] -= 1
+            if not counts[old]:
+                del counts[old]
+        graphs[cf_id] = graph
+        counts[scope] = counts.get(scope, 0) + 1
         state.graph_list.append(graph)
 
     def on_concrete_function(self, cf: Any) -> None:

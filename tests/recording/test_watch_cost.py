@@ -26,27 +26,32 @@ from tfgraph_lab.watching import recorder  # noqa: E402
 JUMP = 100.0
 
 
-@pytest.fixture
-def jumping_clock(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The recording's clock jumps ``JUMP`` seconds each time the watch notes a new graph;
-    returns the list of jumps made (one per graph noted)."""
+def _jump_on(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[int]:
+    """The recording's clock (and a watch's start) jumps ``JUMP`` seconds each time
+    ``owner.name`` runs; returns the list of jumps made (one per run)."""
     offset = [0.0]
     jumps: list[int] = []
+    real = getattr(owner, name)
 
     def clock() -> float:
         return time.perf_counter() + offset[0]
 
-    real_note = hub.note_new_graph
-
-    def slow_note(*args: Any, **kwargs: Any) -> Any:
+    def slow(*args: Any, **kwargs: Any) -> Any:
         offset[0] += JUMP
         jumps.append(1)
-        return real_note(*args, **kwargs)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(hooks, "_perf", clock)  # the hooks bind it when a watch installs them
     monkeypatch.setattr(hub, "_perf", clock)
-    monkeypatch.setattr(hub, "note_new_graph", slow_note)
+    monkeypatch.setattr(recorder, "_perf", clock)  # a watch's start, on the same clock
+    monkeypatch.setattr(owner, name, slow)
     return jumps
+
+
+@pytest.fixture
+def jumping_clock(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The clock jumps each time the watch notes a new graph (one jump per graph noted)."""
+    return _jump_on(monkeypatch, hub, "note_new_graph")
 
 
 def test_a_nested_functions_records_are_not_in_the_outer_traces_cost(jumping_clock: list[int]) -> None:
@@ -90,26 +95,9 @@ def test_the_watch_cost_is_said_once_and_kept_in_the_json(jumping_clock: list[in
 
 @pytest.fixture
 def slow_describing(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The recording's clock jumps ``JUMP`` seconds each time the watch describes a function
-    object it sees for the first time (``Hub._register``); returns the jumps made."""
-    offset = [0.0]
-    jumps: list[int] = []
-
-    def clock() -> float:
-        return time.perf_counter() + offset[0]
-
-    real_register = hub.Hub._register
-
-    def slow_register(self: Any, fn: Any) -> Any:
-        offset[0] += JUMP
-        jumps.append(1)
-        return real_register(self, fn)
-
-    monkeypatch.setattr(hooks, "_perf", clock)
-    monkeypatch.setattr(hub, "_perf", clock)
-    monkeypatch.setattr(recorder, "_perf", clock)  # a watch's start, on the same clock
-    monkeypatch.setattr(hub.Hub, "_register", slow_register)
-    return jumps
+    """The clock jumps each time the watch describes a function object it sees for the first
+    time (``Hub._register``; one jump per function described)."""
+    return _jump_on(monkeypatch, hub.Hub, "_register")
 
 
 def test_describing_a_function_first_seen_is_the_watchs_work(slow_describing: list[int]) -> None:

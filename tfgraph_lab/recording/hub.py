@@ -315,9 +315,7 @@ class Hub:
         def forget(_: Any) -> None:
             if graphs.get(cf_id) is graph:
                 graphs.pop(cf_id, None)
-                counts[scope] -= 1
-                if not counts[scope]:
-                    del counts[scope]
+                _uncount(counts, scope)
             if state.hit_graph is graph:
                 state.hit_graph = None  # its hits are no longer certain (rare: caches keep graphs)
 
@@ -328,10 +326,7 @@ class Hub:
         graph.log_pos = self.calllog.position()
         replaced = graphs.get(cf_id)
         if replaced is not None:  # the same concrete function again: counted once
-            old = replaced.scope if replaced.scope_known else None
-            counts[old] -= 1
-            if not counts[old]:
-                del counts[old]
+            _uncount(counts, replaced.scope if replaced.scope_known else None)
         graphs[cf_id] = graph
         counts[scope] = counts.get(scope, 0) + 1
         state.graph_list.append(graph)
@@ -505,6 +500,13 @@ class Hub:
 # The files of the hooks a user's call enters first: a caller whose frame called into them
 # called the tf.function itself (model.places.caller_at).
 _HOOK_FILES = frozenset({_hooks.__file__})
+
+
+def _uncount(counts: dict[Scope | None, int], scope: Scope | None) -> None:
+    """One graph of ``scope`` fewer in a function's ``scope_counts`` (no zero counts kept)."""
+    counts[scope] -= 1
+    if not counts[scope]:
+        del counts[scope]
 
 
 def charge(stack: ThreadStack, seconds: float) -> None:

@@ -13,9 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 import tensorflow as tf
 
 import tfgraph_lab
+from tfgraph_lab.explain import fixes as plans
+from tfgraph_lab.explain import trace, whole_run
 from tfgraph_lab.explain.whole_run import WholeRun
 from tfgraph_lab.model.records import FixPlan, Reason
 from tfgraph_lab.model.signatures import ArgLeaf, Signature
@@ -139,3 +142,25 @@ def test_reduce_retracing_promises_what_it_saves_over_the_run_with_other_causes_
     for plan in plans:  # reduce_retracing, the input_signature, lr as a tensor
         assert _apply(scaled, ["x", "lr"], calls, plan) == plan.graphs, plan.code("scaled")
     assert len(plans) == 3
+
+
+def test_a_loops_reasons_are_counted_over_the_run_once_per_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loop of 60 retraces on a Python float: each reason gets the plan a WholeRun built for
+    it alone, and the graphs a change leaves are counted once for the run (not once per reason:
+    O(n²), seconds for 800 retraces, TF 2.21)."""
+    x = ArgLeaf("x", "tensor", "Tensor", "float32", (2,))
+    graphs = [
+        Signature((x, ArgLeaf("s", "python", "float", value=f"{i}.5")), f"x, s={i}.5") for i in range(60)
+    ]
+    reasons = [r for i in range(1, 60) for r in trace.explain_trace(graphs[i], graphs[:i], qualname="scale")]
+    counted: list[FixPlan] = []
+
+    def call_plan(*args: Any, **kwargs: Any) -> FixPlan:
+        counted.append(plans.call_plan(*args, **kwargs))
+        return counted[-1]
+
+    monkeypatch.setattr(whole_run, "call_plan", call_plan)
+    together = WholeRun(graphs, "scale").reasons(reasons)
+    assert len(counted) == 1
+    assert together == tuple(WholeRun(graphs, "scale").reason(r) for r in reasons)
+    assert "59 fewer graphs: 1 graph instead of 60 for the calls seen" in together[-1].fix

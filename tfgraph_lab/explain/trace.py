@@ -142,12 +142,19 @@ def _explain(
     # Which cached graph to explain against is decided by the reasons' codes and the distance
     # alone: the candidates are ranked on the codes _diff would give (_diff_codes: no reason's
     # texts, no fix plans, which count graphs over the whole history), and the reasons are
-    # built once, for the graph chosen. A loop's n-th retrace ranks n graphs.
-    for against in reversed(candidates):  # ties go to the most recent graph
+    # built once, for the graph chosen. A loop's n-th retrace would rank n graphs: the scan
+    # stops at a graph one change away (rank (0, 1, 1), the least a graph with a reason can
+    # have) unless an older graph could still have no reason at all (:func:`_code_free_key`).
+    alike = _code_free_key(seen)
+    for i, against in enumerate(reversed(candidates)):  # ties go to the most recent graph
         codes = _diff_codes(against, seen)
         rank = (*_rank_codes(codes), _distance(against, seen))
         if best_rank is None or rank < best_rank:
             best_against, best_rank = against, rank
+        if best_rank == _ONE_CHANGE and not any(
+            _code_free_key(older) == alike for older in candidates[: len(candidates) - 1 - i]
+        ):
+            break
     assert best_against is not None and best_rank is not None
     best = _diff(best_against, seen, history=list(cached) + [seen], name=name) if best_rank[1] else []
     if not best:
@@ -190,6 +197,26 @@ def _with_one_off(reason: Reason) -> Reason:
     plans = tuple(replace(p, graphs=p.graphs + 1) for p in reason.plans)
     fix = reason.fix + " (plus the one-off second trace of the first call, which created variables)"
     return replace(reason, fix=fix, plans=plans)
+
+
+_ONE_CHANGE = (0, 1, 1)  # no structural change, one reason, one attribute of one leaf
+
+
+def _code_free_key(sig: Signature) -> frozenset[tuple[str | tuple[int | None, ...] | None, ...]]:
+    """What :func:`_changes` compares of each leaf, but a tensor's shape: two signatures it
+    finds no change between have equal keys (a tensor's shapes may still differ where they
+    are compatible). Unequal keys: the pair has a reason, so its rank is at least
+    ``_ONE_CHANGE``."""
+    return frozenset(
+        (leaf.path, leaf.kind, leaf.dtype)
+        if leaf.kind == "tensor"
+        else (leaf.path, leaf.kind, leaf.dtype, leaf.shape, leaf.value)
+        if leaf.kind == "variable"
+        else (leaf.path, leaf.kind, leaf.value)
+        if leaf.kind not in ("python", "object", "container", "composite")
+        else (leaf.path, leaf.kind, leaf.type_name, leaf.value)
+        for leaf in sig.leaves
+    )
 
 
 def _rank_codes(codes: Sequence[str]) -> tuple[int, int]:

@@ -92,6 +92,11 @@ class WholeRun:
         self.before = before
         self._cache: dict[Reason, Reason] = {}
         self._extra = 0
+        # per argument and per call-site change: the history is fixed, and a loop's n retraces
+        # each ask the same questions of it (O(n²) before: 800 retraces took seconds)
+        self._targets: dict[str, str | None] = {}
+        self._rewrites: dict[str, str | None] = {}
+        self._call_graphs: dict[tuple[tuple[str, str], ...], int] = {}
 
     @property
     def _before(self) -> int:
@@ -225,7 +230,10 @@ class WholeRun:
             shape = leaf.shape if leaf.kind == "tensor" else ()
             return ArgLeaf(leaf.path, "tensor", "Tensor", dtype, shape)
 
-        graphs = call_plan(self.history, dict(call), rewritten).graphs * self.devices + self._extra
+        counted = self._call_graphs.get(call)
+        if counted is None:
+            counted = self._call_graphs[call] = call_plan(self.history, dict(call), rewritten).graphs
+        graphs = counted * self.devices + self._extra
         python_only = all(e.startswith("tf.constant(") for _, e in call)
         what = "for the calls seen" + (", whatever the value" if python_only else ", all in one dtype")
         trade = old.trade if call == old.call else ""
@@ -237,6 +245,11 @@ class WholeRun:
     def target(self, path: str) -> str | None:
         """The one dtype every call passes ``path`` as: the first floating dtype seen for it (a
         cast to an integer would cut 2.5 to 2), else the first dtype seen."""
+        if path not in self._targets:
+            self._targets[path] = self._target(path)
+        return self._targets[path]
+
+    def _target(self, path: str) -> str | None:
         seen = []
         for sig in self.history:
             leaf = sig.by_path().get(path)
@@ -253,6 +266,11 @@ class WholeRun:
     def rewrite(self, path: str) -> str | None:
         """``tf.constant(x)`` when ``x`` was only ever a Python value of one kind, else
         ``tf.cast(x, tf.<target>)``; None when no dtype fits."""
+        if path not in self._rewrites:
+            self._rewrites[path] = self._rewrite(path)
+        return self._rewrites[path]
+
+    def _rewrite(self, path: str) -> str | None:
         dtype = self.target(path)
         if dtype is None:
             return None

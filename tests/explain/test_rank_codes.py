@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pytest
 
 from tfgraph_lab.explain import arguments as build
-from tfgraph_lab.explain import trace
+from tfgraph_lab.explain import fixes, trace
 from tfgraph_lab.model.records import Reason
 from tfgraph_lab.model.signatures import ArgLeaf, Signature, is_under, parent_path
 from tfgraph_lab.model.vocab import ReasonCode
@@ -238,3 +238,17 @@ def test_explaining_a_loop_of_retraces_compares_each_graph_with_one_before_it(
     assert counted.calls == 59  # one comparison per retrace, not 1 + 2 + … + 59 = 1770
     assert all(r[0].code == ReasonCode.PYTHON_VALUE_CHANGED for r in reasons)
     assert (reasons[-1][0].before, reasons[-1][0].after) == ("58.5", "59.5")
+
+
+def test_a_graph_fits_a_call_where_its_leaves_are_their_supertype() -> None:
+    """``fixes._fits``, which decides without building the supertype, against its definition
+    (``_supertype(x, g) == g`` for each leaf) over leaves of every kind and shape."""
+    shaped = [
+        ArgLeaf("x", "tensor", "Tensor", "float32", shape)
+        for shape in ((2, 3), (4, 3), (None, 3), (2, None), (None, None), (2,), (), None)
+    ]
+    shaped += [ArgLeaf("x", "variable", "Variable", "float32", s, value="v1") for s in ((2,), (None,), None)]
+    leaves = [*VARIANTS, *shaped, ArgLeaf("y", "tensor", "Tensor", "float32", (2, 3))]
+    for x, g in itertools.product(leaves, repeat=2):
+        assert fixes._fits((x,), (g,)) == (fixes._supertype(x, g) == g), (x, g)
+        assert fixes._fits((x, x), (g,)) is False

@@ -227,7 +227,24 @@ def _supertype(a: ArgLeaf, b: ArgLeaf) -> ArgLeaf | None:
 
 
 def _fits(leaves: tuple[ArgLeaf, ...], graph: tuple[ArgLeaf, ...]) -> bool:
-    return len(leaves) == len(graph) and all(_supertype(x, g) == g for x, g in zip(leaves, graph))
+    """True when the graph's leaves are the supertype of these (``_supertype(x, g) == g`` for each
+    pair), decided without building the supertype: this runs for every graph of every call a
+    retrace's reasons count."""
+    return len(leaves) == len(graph) and all(_fits_leaf(x, g) for x, g in zip(leaves, graph))
+
+
+def _fits_leaf(x: ArgLeaf, g: ArgLeaf) -> bool:
+    if (x.path, x.kind, x.type_name, x.dtype, x.value) != (g.path, g.kind, g.type_name, g.dtype, g.value):
+        return False
+    if x.kind not in ("tensor", "variable"):
+        return x.shape == g.shape
+    if x.shape == g.shape or g.shape is None:
+        return True
+    return (
+        x.shape is not None
+        and len(x.shape) == len(g.shape)
+        and all(d is None or d == e for e, d in zip(x.shape, g.shape))
+    )
 
 
 def graphs_with_reduce_retracing(history: Sequence[Signature]) -> int:

@@ -152,7 +152,7 @@ def _explain(
         if best_rank is None or rank < best_rank:
             best_against, best_rank = against, rank
         if best_rank == _ONE_CHANGE and not any(
-            _code_free_key(older) == alike for older in candidates[: len(candidates) - 1 - i]
+            _may_have_no_reason(_code_free_key(older), alike) for older in candidates[: len(candidates) - 1 - i]
         ):
             break
     assert best_against is not None and best_rank is not None
@@ -202,12 +202,15 @@ def _with_one_off(reason: Reason) -> Reason:
 _ONE_CHANGE = (0, 1, 1)  # no structural change, one reason, one attribute of one leaf
 
 
-def _code_free_key(sig: Signature) -> frozenset[tuple[str | tuple[int | None, ...] | None, ...]]:
-    """What :func:`_changes` compares of each leaf, but a tensor's shape: two signatures it
-    finds no change between have equal keys (a tensor's shapes may still differ where they
-    are compatible). Unequal keys: the pair has a reason, so its rank is at least
-    ``_ONE_CHANGE``."""
-    return frozenset(
+_Key = frozenset[tuple[str | tuple[int | None, ...] | None, ...]]
+
+
+def _code_free_key(sig: Signature) -> tuple[_Key, _Key | None]:
+    """What :func:`_changes` compares of each leaf: two signatures it finds no change between
+    have equal first keys. A tensor's shape is in the second key only, None when a shape is not
+    fully known: shapes with a None dimension are compatible with others (no change) without
+    being equal. See :func:`_may_have_no_reason`."""
+    loose = frozenset(
         (leaf.path, leaf.kind, leaf.dtype)
         if leaf.kind == "tensor"
         else (leaf.path, leaf.kind, leaf.dtype, leaf.shape, leaf.value)
@@ -217,6 +220,17 @@ def _code_free_key(sig: Signature) -> frozenset[tuple[str | tuple[int | None, ..
         else (leaf.path, leaf.kind, leaf.type_name, leaf.value)
         for leaf in sig.leaves
     )
+    tensors = [leaf for leaf in sig.leaves if leaf.kind == "tensor"]
+    if any(leaf.shape is None or None in leaf.shape for leaf in tensors):
+        return loose, None
+    return loose, frozenset((leaf.path, leaf.shape) for leaf in tensors)
+
+
+def _may_have_no_reason(a: tuple[_Key, _Key | None], b: tuple[_Key, _Key | None]) -> bool:
+    """False when :func:`_changes` surely finds a change between the two signatures whose
+    :func:`_code_free_key` these are (their rank is then at least ``_ONE_CHANGE``): their
+    first keys differ, or both have fully known shapes (compatible only when equal) that differ."""
+    return a[0] == b[0] and (a[1] is None or b[1] is None or a[1] == b[1])
 
 
 def _rank_codes(codes: Sequence[str]) -> tuple[int, int]:

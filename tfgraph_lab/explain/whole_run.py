@@ -22,8 +22,9 @@ Pure: plain records only. Imports neither TensorFlow, IPython nor ipywidgets.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from ..model.records import CallSource, FixPlan, Reason
 from ..model.signatures import ArgLeaf, Signature, parent_path
@@ -96,7 +97,7 @@ class WholeRun:
         # each ask the same questions of it (O(n²) before: 800 retraces took seconds)
         self._targets: dict[str, str | None] = {}
         self._rewrites: dict[str, str | None] = {}
-        self._call_graphs: dict[tuple[tuple[str, str], ...], int] = {}
+        self._counted: dict[tuple[Any, ...], Any] = {}
 
     @property
     def _before(self) -> int:
@@ -182,8 +183,10 @@ class WholeRun:
                 dtype = self.target(path)
                 if dtype is not None:
                     dtypes[path] = dtype
-            plan = input_signature_plan(self.known, dtypes=dtypes) or input_signature_plan(
-                self.history, dtypes=dtypes
+            plan = self._once(
+                ("input_signature", tuple(dtypes.items())),
+                lambda: input_signature_plan(self.known, dtypes=dtypes)
+                or input_signature_plan(self.history, dtypes=dtypes),
             )
             if plan is None:
                 return None
@@ -207,17 +210,27 @@ class WholeRun:
         return old  # another change (jit_compile=False …): not counted from signatures
 
     def _relaxed(self, old: FixPlan) -> FixPlan | None:
-        history: Sequence[Signature] | None = self.history
-        for path, _ in old.call:  # tf.stack(path): count the stacked calls
-            history = stacked_history(path, self.history)
-        if history is None:
+        relaxed = self._once(("reduce_retracing", old.call), lambda: self._relaxed_graphs(old.call))
+        if relaxed is None:
             return None
-        graphs = graphs_with_reduce_retracing(history) * self.devices + self._extra
+        graphs = relaxed * self.devices + self._extra
         tail = old.promise.split(" (", 1)[1] if " (" in old.promise and graphs < self._before else ""
         # the count is modelled on TF's relaxation (fixes.graphs_with_reduce_retracing), checked
         # against experimental_get_tracing_count() (tests/explain/test_plan_e2e.py): not a bound
         promise = promise_text(graphs, self._before, "for the calls seen")
         return replace(old, graphs=graphs, promise=promise + (f" ({tail}" if tail else ""))
+
+    def _relaxed_graphs(self, call: tuple[tuple[str, str], ...]) -> int | None:
+        history: Sequence[Signature] | None = self.history
+        for path, _ in call:  # tf.stack(path): count the stacked calls
+            history = stacked_history(path, self.history)
+        return None if history is None else graphs_with_reduce_retracing(history)
+
+    def _once(self, key: tuple[Any, ...], count: Callable[[], Any]) -> Any:
+        """``count()``, made once per key: a count over the run's history, which is fixed."""
+        if key not in self._counted:
+            self._counted[key] = count()
+        return self._counted[key]
 
     def _call_plan(self, old: FixPlan) -> FixPlan:
         call = tuple((p, self.rewrite(p) or e) for p, e in old.call)
@@ -230,9 +243,7 @@ class WholeRun:
             shape = leaf.shape if leaf.kind == "tensor" else ()
             return ArgLeaf(leaf.path, "tensor", "Tensor", dtype, shape)
 
-        counted = self._call_graphs.get(call)
-        if counted is None:
-            counted = self._call_graphs[call] = call_plan(self.history, dict(call), rewritten).graphs
+        counted = self._once(("call", call), lambda: call_plan(self.history, dict(call), rewritten).graphs)
         graphs = counted * self.devices + self._extra
         python_only = all(e.startswith("tf.constant(") for _, e in call)
         what = "for the calls seen" + (", whatever the value" if python_only else ", all in one dtype")

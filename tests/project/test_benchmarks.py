@@ -24,6 +24,7 @@ SMALL = {
     "import_cost.py": (["--runs", "2"], ["import tfgraph_lab", "tfgraph-lab run empty.py"]),
     "live_overhead.py": (["--calls", "500", "--rounds", "1"], ["ratio"]),
     "explain_cost.py": ([], ["explanation", "cache hits"]),
+    "report_scaling.py": (["--sizes", "3", "6"], ["a new Python float", "a new shape", "per retrace at 6"]),
     "env_switch_cost.py": (["--runs", "2", "--lines", "100"], ["ratio", "per start-up"]),
     "retracing.py": (
         ["--quick"],

@@ -145,14 +145,14 @@ def _explain(
     # built once, for the graph chosen. A loop's n-th retrace would rank n graphs: the scan
     # stops at a graph one change away (rank (0, 1, 1), the least a graph with a reason can
     # have) unless an older graph could still have no reason at all (:func:`_code_free_key`).
-    alike = _code_free_key(seen)
+    alike = seen.derived("code_free_key", _code_free_key)
     for i, against in enumerate(reversed(candidates)):  # ties go to the most recent graph
         codes = _diff_codes(against, seen)
         rank = (*_rank_codes(codes), _distance(against, seen))
         if best_rank is None or rank < best_rank:
             best_against, best_rank = against, rank
         if best_rank == _ONE_CHANGE and not any(
-            _may_have_no_reason(_code_free_key(older), alike) for older in candidates[: len(candidates) - 1 - i]
+            _may_have_no_reason(older.derived("code_free_key", _code_free_key), alike) for older in candidates[: len(candidates) - 1 - i]
         ):
             break
     assert best_against is not None and best_rank is not None

@@ -9,8 +9,11 @@ object. Imports nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 __all__ = [
     "ArgLeaf",
@@ -77,18 +80,29 @@ class Signature:
     context: str = ""
     keyword_only: tuple[str, ...] = ()  # parameters passed by keyword only (and **kwargs)
     devices: tuple[str, ...] = ()  # the device scopes of its calling context (``/device:CPU:1``)
-    # by_path's map, built at its first read: no field of the record (not compared, hashed,
-    # shown or copied by ``replace``). A report of n retraces compares each new graph with the
-    # ones before it, and rebuilt these maps O(n²) times (200 retraces: 160,000 maps).
-    _paths: Mapping[str, ArgLeaf] | None = field(default=None, init=False, repr=False, compare=False)
+    # views built from the leaves at their first read (:meth:`derived`): no field of the record
+    # (not compared, hashed, shown or copied by ``replace``)
+    _derived: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def by_path(self) -> Mapping[str, ArgLeaf]:
         """The leaves by path (``x``, ``batch[0]``, ``p.x``): read it, never change it."""
-        paths = self._paths
-        if paths is None:
-            paths = {leaf.path: leaf for leaf in self.leaves}
-            object.__setattr__(self, "_paths", paths)
-        return paths
+        return self.derived("by_path", _leaves_by_path)
+
+    def derived(self, name: str, build: Callable[[Signature], _T]) -> _T:
+        """``build(self)``, built once per ``name`` (the same ``build`` for one name): the
+        report of n retraces compares each graph with the ones before it, and rebuilt such
+        views O(n²) times (200 retraces: 160,000 maps by path)."""
+        views = self._derived
+        if views is None:
+            views = {}
+            object.__setattr__(self, "_derived", views)
+        if name not in views:
+            views[name] = build(self)
+        return views[name]  # type: ignore[no-any-return]
+
+
+def _leaves_by_path(sig: Signature) -> Mapping[str, ArgLeaf]:
+    return {leaf.path: leaf for leaf in sig.leaves}
 
 
 def parent_path(path: str) -> str | None:

@@ -8,7 +8,7 @@ here say it — before/after, a one-line message, a fix a learner can paste (bui
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..model.records import FixPlan, Reason
 from ..model.signatures import ArgLeaf, Signature, field_changes, parent_path, repr_fields, split_object_label
@@ -114,18 +114,8 @@ def type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Sign
         python = prev if leaf.kind == "tensor" else leaf
         if parent_path(path) is None and python.kind == "python" and python.type_name in PYTHON_TENSOR_DTYPES:
             dtype = tensor.dtype or PYTHON_TENSOR_DTYPES[python.type_name]
-
-            def as_tensor(x: ArgLeaf) -> ArgLeaf:
-                if x.path != path or x.kind != "python":
-                    return x
-                return ArgLeaf(path, "tensor", "Tensor", dtype, ())
-
-            plan = call_plan(
-                history,
-                {path: f"tf.cast({path}, tf.{dtype})"},
-                as_tensor,
-                promise="",
-            )
+            as_tensor, key = _python_as_tensor(path, dtype)
+            plan = call_plan(history, {path: f"tf.cast({path}, tf.{dtype})"}, as_tensor, promise="", key=key)
             plan = _promised(plan, "graph for the calls seen: one kind, one dtype", history)
             plans = (plan,)
             fix = f"pass `{path}` as the same kind on every call, always a {dtype} tensor: {plan.text(name)}"
@@ -143,12 +133,29 @@ def type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Sign
 
 
 def _promised(plan: FixPlan, what: str, history: Sequence[Signature] = ()) -> FixPlan:
-    graphs, saved = plan.graphs, len({sig.leaves for sig in history}) - plan.graphs if history else 0
+    graphs, saved = plan.graphs, len({sig.derived("leaves", _leaves_text) for sig in history}) - plan.graphs if history else 0
     noun, _, rest = what.partition(" ")  # "graph for the calls seen, ...": the count beside its comparison
     fewer = f"{saved} fewer graph{'s' if saved != 1 else ''}: " if saved > 0 else ""  # the change's own
     versus = f" instead of {graphs + saved}" if saved > 0 else ""  # other arguments may still make graphs
     promise = f"{fewer}{graphs} {noun + 's' if graphs != 1 else noun}{versus} {rest}".rstrip()
     return FixPlan(plan.decorator, plan.call, plan.hoist, graphs, promise, plan.trade, plan.note)
+
+
+def _python_as_tensor(path: str, dtype: str) -> tuple[Callable[[ArgLeaf], ArgLeaf], str]:
+    """The leaf rewrite of passing the Python value ``path`` as a ``dtype`` tensor, and its key
+    (:func:`~tfgraph_lab.explain.fixes.call_plan`)."""
+
+    def as_tensor(x: ArgLeaf) -> ArgLeaf:
+        if x.path != path or x.kind != "python":
+            return x
+        return ArgLeaf(path, "tensor", "Tensor", dtype, ())
+
+    return as_tensor, f"python {path} as a {dtype} tensor"
+
+
+def _leaves_text(sig: Signature) -> str:
+    """A signature's leaves as text: equal texts, equal leaves (a str keeps its hash)."""
+    return repr(sig.leaves)
 
 
 def python_value_changed(
@@ -159,12 +166,7 @@ def python_value_changed(
     plans: tuple[FixPlan, ...] = ()
     plan: FixPlan | None = None
     if dtype is not None and parent_path(path) is None:
-
-        def as_tensor(x: ArgLeaf) -> ArgLeaf:
-            if x.path != path or x.kind != "python":
-                return x
-            return ArgLeaf(path, "tensor", "Tensor", dtype, ())
-
+        as_tensor, key = _python_as_tensor(path, dtype)
         trade = ""
         if kind == "int":
             trade = (
@@ -172,7 +174,7 @@ def python_value_changed(
                 f"(tf.cast({path}, tf.float32)); `for i in range({path})` becomes a tf.while_loop"
             )
         plan = _promised(
-            call_plan(history, {path: f"tf.constant({path})"}, as_tensor, promise="", trade=trade),
+            call_plan(history, {path: f"tf.constant({path})"}, as_tensor, promise="", trade=trade, key=key),
             "graph for the calls seen, whatever the value",
             history,
         )
@@ -278,7 +280,10 @@ def dtype_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Sig
             return ArgLeaf(x.path, x.kind, x.type_name, target, x.shape, x.value)
 
         rewrite = {path: f"tf.cast({path}, tf.{target})"}
-        cast_plan = _promised(call_plan(history, rewrite, cast), "graph for the calls seen, all in one dtype")
+        cast_plan = _promised(
+            call_plan(history, rewrite, cast, key=f"tensor {path} cast to {target}"),
+            "graph for the calls seen, all in one dtype",
+        )
         plans = (cast_plan,)
         fix = (
             f"cast before calling, so every call passes one dtype: {cast_plan.text(name)} "

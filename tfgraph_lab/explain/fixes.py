@@ -287,10 +287,21 @@ def call_plan(
     promise: str = "",
     trade: str = "",
     note: str = "",
+    key: str = "",
 ) -> FixPlan:
     """Rewrite arguments at every call site (``x=tf.cast(x, tf.float32)``); the graphs it
-    leaves are the distinct signatures once ``transform`` has rewritten those leaves."""
-    seen = {tuple(transform(leaf) for leaf in sig.leaves) for sig in history}
+    leaves are the distinct signatures once ``transform`` has rewritten those leaves.
+
+    ``key`` names ``transform`` exactly (the same key, the same transform): each signature's
+    rewritten leaves are then kept on it as text (:meth:`Signature.derived`), so the n
+    retraces of a loop, each counted over the graphs before it, rewrite each graph once."""
+    if key:
+        seen: set[object] = {
+            sig.derived(f"call_plan {key}", lambda s: repr(tuple(transform(leaf) for leaf in s.leaves)))
+            for sig in history
+        }
+    else:
+        seen = {tuple(transform(leaf) for leaf in sig.leaves) for sig in history}
     return FixPlan(
         call=tuple(rewrites.items()),
         graphs=max(1, len(seen)),

@@ -5,8 +5,11 @@ float retraces took 18 s, TF 2.21), and counts the same as when it was rewritten
 from __future__ import annotations
 
 import itertools
+import random
 
-from tfgraph_lab.explain import arguments, trace
+import pytest
+
+from tfgraph_lab.explain import arguments, fixes, trace
 from tfgraph_lab.explain.fixes import call_plan
 from tfgraph_lab.model.signatures import ArgLeaf, Signature
 from tfgraph_lab.model.vocab import ReasonCode
@@ -84,3 +87,45 @@ def test_two_rewrites_of_the_same_graphs_are_kept_apart() -> None:
         keyed = call_plan(graphs, {}, transform, key=name).graphs
         assert keyed == call_plan(graphs, {}, transform).graphs
     assert call_plan(graphs, {}, as_tensor, key=key).graphs != call_plan(graphs, {}, x_as_float32).graphs
+
+
+def relaxed_from_scratch(history: list[Signature]) -> list[tuple[ArgLeaf, ...]]:
+    graphs: list[tuple[ArgLeaf, ...]] = []
+    for sig in history:
+        fixes._relax_into(graphs, sig.leaves)
+    return graphs
+
+
+def test_reduce_retracing_goes_on_from_the_count_before_only_for_the_same_graphs() -> None:
+    """Histories that extend the one counted before (a loop's retraces, in order), histories
+    that share its last graph but not the ones before it, a graph replaced by an equal one,
+    shorter ones: each counts what counting from the first graph gives."""
+    rng = random.Random(36)
+    shapes = [(1, 3), (2, 3), (4, 3), (4, 5), (2, 3, 1), (None, 3)]
+    graphs = [
+        Signature((ArgLeaf("x", "tensor", "Tensor", rng.choice(["float32", "int32"]), rng.choice(shapes)),), f"#{i}")
+        for i in range(80)
+    ]
+    histories = [graphs[:n] for n in range(1, 80)]  # the loop, in order
+    histories += [rng.sample(graphs, rng.randint(1, 30)) for _ in range(200)]
+    histories += [[*h[:-1], Signature(h[-1].leaves, "an equal copy")] for h in histories[:40]]
+    histories += [graphs[:n] for n in range(79, 0, -7)]
+    for history in histories:
+        assert fixes._relaxed_graphs(history) == relaxed_from_scratch(history)
+        assert fixes.graphs_with_reduce_retracing(history) == len(relaxed_from_scratch(history))
+
+
+def test_a_shape_loops_reduce_retracing_counts_relax_each_graph_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    graphs = [Signature((ArgLeaf("x", "tensor", "Tensor", "float32", (i + 1, 3)),), f"#{i}") for i in range(60)]
+    relaxed = 0
+    real = fixes._relax_into
+
+    def counting(into: list[tuple[ArgLeaf, ...]], leaves: tuple[ArgLeaf, ...]) -> None:
+        nonlocal relaxed
+        relaxed += 1
+        real(into, leaves)
+
+    monkeypatch.setattr(fixes, "_relax_into", counting)
+    counts = [fixes.graphs_with_reduce_retracing(graphs[:n]) for n in range(1, 61)]
+    assert counts == [1] + [2] * 59  # (1, 3), then (None, 3) for every later size
+    assert relaxed == 60  # not 1 + 2 + … + 60

@@ -133,7 +133,7 @@ def type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Sign
 
 
 def _promised(plan: FixPlan, what: str, history: Sequence[Signature] = ()) -> FixPlan:
-    graphs, saved = plan.graphs, len({sig.derived("leaves", _leaves_text) for sig in history}) - plan.graphs if history else 0
+    graphs, saved = plan.graphs, len({sig.leaves_key() for sig in history}) - plan.graphs if history else 0
     noun, _, rest = what.partition(" ")  # "graph for the calls seen, ...": the count beside its comparison
     fewer = f"{saved} fewer graph{'s' if saved != 1 else ''}: " if saved > 0 else ""  # the change's own
     versus = f" instead of {graphs + saved}" if saved > 0 else ""  # other arguments may still make graphs
@@ -151,11 +151,6 @@ def _python_as_tensor(path: str, dtype: str) -> tuple[Callable[[ArgLeaf], ArgLea
         return ArgLeaf(path, "tensor", "Tensor", dtype, ())
 
     return as_tensor, f"python {path} as a {dtype} tensor"
-
-
-def _leaves_text(sig: Signature) -> str:
-    """A signature's leaves as text: equal texts, equal leaves (a str keeps its hash)."""
-    return repr(sig.leaves)
 
 
 def python_value_changed(

@@ -20,6 +20,7 @@ Pure: plain records only. Imports neither TensorFlow, IPython nor ipywidgets.
 from __future__ import annotations
 
 import keyword
+import threading
 from collections.abc import Callable, Sequence
 
 from ..model.records import FixPlan
@@ -81,6 +82,12 @@ def on_your_def(name: str) -> str:
 def top_parameters(sig: Signature) -> list[str]:
     """The function's parameters, in order (``self`` of a method is never among them)."""
     return [leaf.path for leaf in sig.leaves if parent_path(leaf.path) is None]
+
+
+def _top_parameters(sig: Signature) -> tuple[str, ...]:
+    """:func:`top_parameters`, read once per signature: every retrace's input_signature checks
+    the graphs before it."""
+    return sig.derived("top_parameters", lambda s: tuple(top_parameters(s)))
 
 
 def _children(sig: Signature, path: str) -> list[str]:
@@ -145,7 +152,7 @@ def input_signature_plan(
     if last.keyword_only:
         return None  # keyword-only parameters (and **kwargs) cannot be in an input_signature
     params = top_parameters(last)
-    if not params or any(top_parameters(sig) != params for sig in history):
+    if not params or any(_top_parameters(sig) != _top_parameters(last) for sig in history):
         return None
     builder = _SpecBuilder(history, dtypes or {})
     specs = []
@@ -258,25 +265,50 @@ def reduce_retracing_helps(history: Sequence[Signature]) -> bool:
     """True when reduce_retracing relaxes a graph for these calls (later sizes then reuse it)
     and keeps no more graphs than the calls made without it."""
     graphs = _relaxed_graphs(history)
-    seen = {sig.leaves for sig in history}
-    return len(graphs) <= len(seen) and any(g not in seen for g in graphs)
+    seen = {sig.leaves_key() for sig in history}
+    return len(graphs) <= len(seen) and any(repr(g) not in seen for g in graphs)
+
+
+# The graphs reduce_retracing keeps for the last few histories counted, each with the
+# signatures it was counted over. A loop's n-th retrace counts the graphs before it, which are
+# the (n-1)-th's history and one more: it goes on from that count (found by identity, every
+# signature compared with `is`) instead of counting again from the first graph (n² before:
+# 800 shape retraces took seconds to report). Plain data only: signatures and their leaves.
+_RELAXED: dict[tuple[int, ...], tuple[tuple[Signature, ...], tuple[tuple[ArgLeaf, ...], ...]]] = {}
+_RELAXED_KEPT = 8
+_RELAXED_LOCK = threading.Lock()
 
 
 def _relaxed_graphs(history: Sequence[Signature]) -> list[tuple[ArgLeaf, ...]]:
+    sigs = tuple(history)
+    ids = tuple(map(id, sigs))
+    with _RELAXED_LOCK:
+        done = _RELAXED.get(ids) or _RELAXED.get(ids[:-1])
     graphs: list[tuple[ArgLeaf, ...]] = []
-    for sig in history:
-        leaves = sig.leaves
-        if any(_fits(leaves, g) for g in graphs):
-            continue
-        relaxed = leaves
-        for g in graphs:
-            if len(g) != len(relaxed):
-                continue
-            merged = [_supertype(x, y) for x, y in zip(relaxed, g)]
-            if all(m is not None for m in merged):
-                relaxed = tuple(m for m in merged if m is not None)
-        graphs.append(relaxed)
+    start = 0
+    if done is not None and all(a is b for a, b in zip(done[0], sigs)):
+        graphs, start = list(done[1]), len(done[0])
+    for sig in sigs[start:]:
+        _relax_into(graphs, sig.leaves)
+    with _RELAXED_LOCK:
+        _RELAXED[ids] = (sigs, tuple(graphs))
+        while len(_RELAXED) > _RELAXED_KEPT:
+            del _RELAXED[next(iter(_RELAXED))]
     return graphs
+
+
+def _relax_into(graphs: list[tuple[ArgLeaf, ...]], leaves: tuple[ArgLeaf, ...]) -> None:
+    """One call under reduce_retracing: a graph it fits serves it, or it is traced relaxed."""
+    if any(_fits(leaves, g) for g in graphs):
+        return
+    relaxed = leaves
+    for g in graphs:
+        if len(g) != len(relaxed):
+            continue
+        merged = [_supertype(x, y) for x, y in zip(relaxed, g)]
+        if all(m is not None for m in merged):
+            relaxed = tuple(m for m in merged if m is not None)
+    graphs.append(relaxed)
 
 
 def call_plan(

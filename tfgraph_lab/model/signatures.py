@@ -88,6 +88,11 @@ class Signature:
         """The leaves by path (``x``, ``batch[0]``, ``p.x``): read it, never change it."""
         return self.derived("by_path", _leaves_by_path)
 
+    def leaves_key(self) -> str:
+        """The leaves as text: equal keys, equal leaves (a str keeps its hash, a tuple of leaves
+        hashes every field again at each lookup)."""
+        return self.derived("leaves_key", _leaves_text)
+
     def derived(self, name: str, build: Callable[[Signature], _T]) -> _T:
         """``build(self)``, built once per ``name`` (the same ``build`` for one name): the
         report of n retraces compares each graph with the ones before it, and rebuilt such
@@ -99,6 +104,10 @@ class Signature:
         if name not in views:
             views[name] = build(self)
         return views[name]  # type: ignore[no-any-return]
+
+
+def _leaves_text(sig: Signature) -> str:
+    return repr(sig.leaves)
 
 
 def _leaves_by_path(sig: Signature) -> Mapping[str, ArgLeaf]:

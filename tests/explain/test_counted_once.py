@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Sequence
 
 import pytest
 
@@ -129,3 +130,107 @@ def test_a_shape_loops_reduce_retracing_counts_relax_each_graph_once(monkeypatch
     counts = [fixes.graphs_with_reduce_retracing(graphs[:n]) for n in range(1, 61)]
     assert counts == [1] + [2] * 59  # (1, 3), then (None, 3) for every later size
     assert relaxed == 60  # not 1 + 2 + … + 60
+
+
+class SpecBuilderBefore:
+    """``fixes._SpecBuilder`` as it was before it read a folded history (tfgraph_lab 2b12197)."""
+
+    def __init__(self, history: Sequence[Signature], dtypes: dict[str, str]) -> None:
+        self.history = history
+        self.maps = [sig.by_path() for sig in history]
+        self.dtypes = dtypes
+        self.converted: list[str] = []  # Python scalars the spec turns into tensors
+
+    def spec(self, path: str) -> str | None:
+        leaves = [m.get(path) for m in self.maps]
+        if any(leaf is None for leaf in leaves):
+            return None
+        present = [leaf for leaf in leaves if leaf is not None]
+        first = present[0]
+        if any(leaf.kind != first.kind or leaf.type_name != first.type_name for leaf in present):
+            return None
+        if first.kind == "tensor":
+            dtypes = {self.dtypes.get(path, leaf.dtype or "") for leaf in present}
+            if len(dtypes) != 1:
+                return None
+            return fixes.spec_for_shapes([leaf.shape for leaf in present], dtypes.pop())
+        if first.kind == "python" and first.type_name in fixes.PYTHON_TENSOR_DTYPES:
+            self.converted.append(path)
+            return f"tf.TensorSpec([], tf.{fixes.PYTHON_TENSOR_DTYPES[first.type_name]})"
+        if first.kind == "container" and first.type_name in ("list", "tuple", "dict"):
+            if any(leaf.value != first.value for leaf in present):
+                return None
+            children = fixes._children(self.history[0], path)
+            parts = []
+            for child in children:
+                inner = self.spec(child)
+                if inner is None:
+                    return None
+                if first.type_name == "dict":
+                    parts.append(f"{child[len(path) + 1 : -1]}: {inner}")
+                else:
+                    parts.append(inner)
+            if first.type_name == "dict":
+                return "{" + ", ".join(parts) + "}"
+            if first.type_name == "tuple":
+                return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+            return "[" + ", ".join(parts) + "]"
+        return None  # objects, variables, strings, None, composites: no TensorSpec fits
+
+
+def specs_before(history: list[Signature], dtypes: dict[str, str]) -> tuple[list[str | None], list[str]] | None:
+    params = fixes.top_parameters(history[-1])
+    if not params or any(fixes.top_parameters(sig) != params for sig in history):
+        return None
+    builder = SpecBuilderBefore(history, dtypes)
+    return [builder.spec(p) for p in params], builder.converted
+
+
+def specs_now(history: list[Signature], dtypes: dict[str, str]) -> tuple[list[str | None], list[str]] | None:
+    params = fixes.top_parameters(history[-1])
+    seen = fixes._HISTORIES.over(history)
+    if not params or len(seen.parameter_lists) != 1:
+        return None
+    builder = fixes._SpecBuilder(seen, dtypes)
+    return [builder.spec(p) for p in params], builder.converted
+
+
+def test_an_input_signature_read_from_the_folded_graphs_is_the_one_read_from_each_graph() -> None:
+    """Histories of tensors of varying shapes and dtypes, Python values, containers and
+    objects, a parameter missing from some graphs; read in a loop's order (each history the one
+    before and a graph more) and at random: the specs are those read graph by graph."""
+    rng = random.Random(36)
+
+    def leaves(i: int) -> tuple[ArgLeaf, ...]:
+        x = rng.choice([
+            ArgLeaf("x", "tensor", "Tensor", "float32", (i % 4 + 1, 3)),
+            ArgLeaf("x", "tensor", "Tensor", "float32", (2, 3)),
+            ArgLeaf("x", "tensor", "Tensor", "int32", (2, 3)),
+            ArgLeaf("x", "tensor", "Tensor", "float32", (None, 3)),
+            ArgLeaf("x", "tensor", "Tensor", "float32", None),
+            ArgLeaf("x", "tensor", "Tensor", "float32", (2, 3, 1)),
+            ArgLeaf("x", "python", "float", value=f"{i}.5"),
+        ])
+        pair = rng.choice([
+            (ArgLeaf("p", "container", "tuple", value="of length 2"),
+             ArgLeaf("p[0]", "tensor", "Tensor", "float32", (i % 3,)),
+             ArgLeaf("p[1]", "python", "int", value=str(i % 2))),
+            (ArgLeaf("p", "container", "list", value="of length 1"),
+             ArgLeaf("p[0]", "tensor", "Tensor", "float32", (4,))),
+            (ArgLeaf("p", "object", "Config", value="#1 at 0x1"),),
+        ])
+        flag = (ArgLeaf("training", "python", "bool", value=str(i % 2 == 0)),) if i % 5 else ()
+        return (x, *pair, *flag)
+
+    graphs = [Signature(leaves(i), f"#{i}") for i in range(120)]
+    histories = [graphs[:n] for n in range(1, 121)]
+    shapes = [Signature((ArgLeaf("x", "tensor", "Tensor", "float32", (1 + i % 3, 3)),), f"s{i}") for i in range(40)]
+    histories += [shapes[:n] for n in range(1, 41)]  # a shape loop: the spec relaxes at its 2nd graph
+    histories += [shapes[:n] for n in range(40, 0, -1)]  # again: the counts kept for it are the same
+    histories += [rng.sample(graphs, rng.randint(1, 12)) for _ in range(400)]
+    checked = 0
+    for history in histories:
+        for dtypes in ({}, {"x": "float32"}, {"x": "int64", "p[0]": "float64"}):
+            assert specs_now(history, dtypes) == specs_before(history, dtypes), history
+            checked += specs_before(history, dtypes) is not None
+    assert checked > 300

@@ -22,6 +22,7 @@ from __future__ import annotations
 import keyword
 import threading
 from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
 
 from ..model.records import FixPlan
 from ..model.signatures import ArgLeaf, Signature, parent_path
@@ -47,6 +48,7 @@ __all__ = [
 PYTHON_TENSOR_DTYPES = {"bool": "bool", "int": "int32", "float": "float32"}
 
 Shape = tuple[int | None, ...]
+_S = TypeVar("_S")
 
 
 def spec_for_shapes(shapes: Sequence[Shape | None], dtype: str | None) -> str:
@@ -94,47 +96,157 @@ def _children(sig: Signature, path: str) -> list[str]:
     return [leaf.path for leaf in sig.leaves if parent_path(leaf.path) == path]
 
 
+class _PrefixFolds(Generic[_S]):
+    """A fold over the graphs of a history, kept for the last few histories folded.
+
+    A loop's n-th retrace is explained against the graphs before it: its history is the
+    (n-1)-th's and one graph more. The fold goes on from the state kept for that history
+    instead of folding again from the first graph (n² before: the report of 800 shape retraces
+    took 18 s, TF 2.21). Histories are told apart by the identity of their signatures: the
+    states kept hold their signatures, so no other object can take their ``id``. Plain data
+    only: signatures, their leaves and what is counted of them. A returned state is shared:
+    read it, never change it."""
+
+    def __init__(self, start: Callable[[], _S], step: Callable[[_S, Signature], None], copy: Callable[[_S], _S]) -> None:
+        self._start, self._step, self._copy = start, step, copy
+        self._kept: dict[tuple[int, ...], tuple[tuple[Signature, ...], _S]] = {}
+        self._lock = threading.Lock()
+
+    def over(self, history: Sequence[Signature]) -> _S:
+        sigs = tuple(history)
+        ids = tuple(map(id, sigs))
+        with self._lock:
+            done = self._kept.get(ids) or self._kept.get(ids[:-1])
+        if done is not None and len(done[0]) == len(sigs):
+            return done[1]
+        state, begin = (self._copy(done[1]), len(done[0])) if done is not None else (self._start(), 0)
+        for sig in sigs[begin:]:
+            self._step(state, sig)
+        with self._lock:
+            self._kept[ids] = (sigs, state)
+            while len(self._kept) > _FOLDS_KEPT:
+                del self._kept[next(iter(self._kept))]
+        return state
+
+
+_FOLDS_KEPT = 8
+
+
+class _PathSeen:
+    """What the graphs of a history passed at one path: how many had it, their kinds, dtypes,
+    values, and their shapes folded as :func:`spec_for_shapes` reads them."""
+
+    __slots__ = ("dims", "dtypes", "kinds", "present", "ranks", "unknown_shape", "values", "varied")
+
+    def __init__(self) -> None:
+        self.present = 0
+        self.kinds: set[tuple[str, str]] = set()
+        self.dtypes: set[str] = set()
+        self.values: set[str | None] = set()
+        self.unknown_shape = False
+        self.ranks: set[int] = set()
+        self.dims: Shape | None = None  # the first known shape
+        self.varied: list[bool] = []  # per dimension of it: another shape of its rank differed
+
+    def add(self, leaf: ArgLeaf) -> None:
+        self.present += 1
+        self.kinds.add((leaf.kind, leaf.type_name))
+        self.dtypes.add(leaf.dtype or "")
+        self.values.add(leaf.value)
+        shape = leaf.shape
+        if shape is None:
+            self.unknown_shape = True
+            return
+        self.ranks.add(len(shape))
+        if self.dims is None:
+            self.dims, self.varied = shape, [False] * len(shape)
+        elif len(shape) == len(self.dims):
+            for i, d in enumerate(shape):
+                if d != self.dims[i]:
+                    self.varied[i] = True
+
+    def copy(self) -> _PathSeen:
+        other = _PathSeen()
+        other.present, other.unknown_shape, other.dims = self.present, self.unknown_shape, self.dims
+        other.kinds, other.dtypes, other.values = set(self.kinds), set(self.dtypes), set(self.values)
+        other.ranks, other.varied = set(self.ranks), list(self.varied)
+        return other
+
+    def tensor_spec(self, dtype: str) -> str:
+        """:func:`spec_for_shapes` of the shapes seen."""
+        dtype_text = f"tf.{dtype}" if dtype else "tf.float32"
+        if self.unknown_shape or len(self.ranks) != 1 or self.dims is None:
+            return f"tf.TensorSpec(None, {dtype_text})"
+        inner = ", ".join("None" if v or d is None else str(d) for d, v in zip(self.dims, self.varied))
+        return f"tf.TensorSpec([{inner}], {dtype_text})"
+
+
+class _HistorySeen:
+    """A history's graphs, folded one at a time: what each path held, and the parameter lists."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: Signature | None = None
+        self.paths: dict[str, _PathSeen] = {}
+        self.parameter_lists: set[tuple[str, ...]] = set()
+
+    def add(self, sig: Signature) -> None:
+        self.count += 1
+        if self.first is None:
+            self.first = sig
+        self.parameter_lists.add(_top_parameters(sig))
+        for leaf in sig.leaves:
+            seen = self.paths.get(leaf.path)
+            if seen is None:
+                seen = self.paths[leaf.path] = _PathSeen()
+            seen.add(leaf)
+
+    def copy(self) -> _HistorySeen:
+        other = _HistorySeen()
+        other.count, other.first = self.count, self.first
+        other.paths = {path: seen.copy() for path, seen in self.paths.items()}
+        other.parameter_lists = set(self.parameter_lists)
+        return other
+
+
 class _SpecBuilder:
     """The nested spec of one parameter over every graph seen, or None when none fits."""
 
-    def __init__(self, history: Sequence[Signature], dtypes: dict[str, str]) -> None:
-        self.history = history
-        self.maps = [sig.by_path() for sig in history]
+    def __init__(self, seen: _HistorySeen, dtypes: dict[str, str]) -> None:
+        self.seen = seen
         self.dtypes = dtypes
         self.converted: list[str] = []  # Python scalars the spec turns into tensors
 
     def spec(self, path: str) -> str | None:
-        leaves = [m.get(path) for m in self.maps]
-        if any(leaf is None for leaf in leaves):
-            return None
-        present = [leaf for leaf in leaves if leaf is not None]
-        first = present[0]
-        if any(leaf.kind != first.kind or leaf.type_name != first.type_name for leaf in present):
-            return None
-        if first.kind == "tensor":
-            dtypes = {self.dtypes.get(path, leaf.dtype or "") for leaf in present}
+        seen = self.seen.paths.get(path)
+        if seen is None or seen.present != self.seen.count or len(seen.kinds) != 1:
+            return None  # a graph without it, or two kinds of value
+        kind, type_name = next(iter(seen.kinds))
+        if kind == "tensor":
+            dtypes = {self.dtypes[path]} if path in self.dtypes else seen.dtypes
             if len(dtypes) != 1:
                 return None
-            return spec_for_shapes([leaf.shape for leaf in present], dtypes.pop())
-        if first.kind == "python" and first.type_name in PYTHON_TENSOR_DTYPES:
+            return seen.tensor_spec(next(iter(dtypes)))
+        if kind == "python" and type_name in PYTHON_TENSOR_DTYPES:
             self.converted.append(path)
-            return f"tf.TensorSpec([], tf.{PYTHON_TENSOR_DTYPES[first.type_name]})"
-        if first.kind == "container" and first.type_name in ("list", "tuple", "dict"):
-            if any(leaf.value != first.value for leaf in present):
+            return f"tf.TensorSpec([], tf.{PYTHON_TENSOR_DTYPES[type_name]})"
+        if kind == "container" and type_name in ("list", "tuple", "dict"):
+            if len(seen.values) != 1:
                 return None
-            children = _children(self.history[0], path)
+            assert self.seen.first is not None
+            children = _children(self.seen.first, path)
             parts = []
             for child in children:
                 inner = self.spec(child)
                 if inner is None:
                     return None
-                if first.type_name == "dict":
+                if type_name == "dict":
                     parts.append(f"{child[len(path) + 1 : -1]}: {inner}")
                 else:
                     parts.append(inner)
-            if first.type_name == "dict":
+            if type_name == "dict":
                 return "{" + ", ".join(parts) + "}"
-            if first.type_name == "tuple":
+            if type_name == "tuple":
                 return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
             return "[" + ", ".join(parts) + "]"
         return None  # objects, variables, strings, None, composites: no TensorSpec fits
@@ -152,9 +264,10 @@ def input_signature_plan(
     if last.keyword_only:
         return None  # keyword-only parameters (and **kwargs) cannot be in an input_signature
     params = top_parameters(last)
-    if not params or any(_top_parameters(sig) != _top_parameters(last) for sig in history):
+    seen = _HISTORIES.over(history)
+    if not params or len(seen.parameter_lists) != 1:
         return None
-    builder = _SpecBuilder(history, dtypes or {})
+    builder = _SpecBuilder(seen, dtypes or {})
     specs = []
     for param in params:
         spec = builder.spec(param)
@@ -269,32 +382,8 @@ def reduce_retracing_helps(history: Sequence[Signature]) -> bool:
     return len(graphs) <= len(seen) and any(repr(g) not in seen for g in graphs)
 
 
-# The graphs reduce_retracing keeps for the last few histories counted, each with the
-# signatures it was counted over. A loop's n-th retrace counts the graphs before it, which are
-# the (n-1)-th's history and one more: it goes on from that count (found by identity, every
-# signature compared with `is`) instead of counting again from the first graph (n² before:
-# 800 shape retraces took seconds to report). Plain data only: signatures and their leaves.
-_RELAXED: dict[tuple[int, ...], tuple[tuple[Signature, ...], tuple[tuple[ArgLeaf, ...], ...]]] = {}
-_RELAXED_KEPT = 8
-_RELAXED_LOCK = threading.Lock()
-
-
 def _relaxed_graphs(history: Sequence[Signature]) -> list[tuple[ArgLeaf, ...]]:
-    sigs = tuple(history)
-    ids = tuple(map(id, sigs))
-    with _RELAXED_LOCK:
-        done = _RELAXED.get(ids) or _RELAXED.get(ids[:-1])
-    graphs: list[tuple[ArgLeaf, ...]] = []
-    start = 0
-    if done is not None and all(a is b for a, b in zip(done[0], sigs)):
-        graphs, start = list(done[1]), len(done[0])
-    for sig in sigs[start:]:
-        _relax_into(graphs, sig.leaves)
-    with _RELAXED_LOCK:
-        _RELAXED[ids] = (sigs, tuple(graphs))
-        while len(_RELAXED) > _RELAXED_KEPT:
-            del _RELAXED[next(iter(_RELAXED))]
-    return graphs
+    return list(_RELAXED.over(history))
 
 
 def _relax_into(graphs: list[tuple[ArgLeaf, ...]], leaves: tuple[ArgLeaf, ...]) -> None:
@@ -399,3 +488,9 @@ def input_signature_text(path: str, history: Sequence[Signature], dtype: str | N
         if leaf.path == path and leaf.kind == "tensor" and leaf.dtype == dtype
     ]
     return f"a tf.TensorSpec for `{path}`: {spec_for_shapes(shapes, dtype)}"
+
+
+_RELAXED: _PrefixFolds[list[tuple[ArgLeaf, ...]]] = _PrefixFolds(
+    list, lambda graphs, sig: _relax_into(graphs, sig.leaves), list
+)
+_HISTORIES: _PrefixFolds[_HistorySeen] = _PrefixFolds(_HistorySeen, _HistorySeen.add, _HistorySeen.copy)

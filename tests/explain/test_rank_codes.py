@@ -252,3 +252,18 @@ def test_a_graph_fits_a_call_where_its_leaves_are_their_supertype() -> None:
     for x, g in itertools.product(leaves, repeat=2):
         assert fixes._fits((x,), (g,)) == (fixes._supertype(x, g) == g), (x, g)
         assert fixes._fits((x, x), (g,)) is False
+
+
+def test_whether_an_older_graph_could_have_no_reason_is_read_from_the_keys_folded() -> None:
+    """``_older_may_have_no_reason`` (the keys of the graphs before, folded on from the history
+    before) says what asking each older graph (``_may_have_no_reason``) says."""
+    rng = random.Random(7)
+    shaped = [ArgLeaf("x", "tensor", "Tensor", "float32", s) for s in ((2, 3), (4, 3), (None, 3), None)]
+    pool = [signature(x, y) for x in [*VARIANTS, *shaped] for y in (ArgLeaf("y", "python", "int", value="1"),)]
+    loop = [rng.choice(pool) for _ in range(60)]
+    asked = [loop[:n] for n in range(61)] + [rng.sample(pool, rng.randint(0, 10)) for _ in range(300)]
+    for older in asked:
+        for new in rng.sample(pool, 5):
+            alike = trace._code_free_key(new)
+            expected = any(trace._may_have_no_reason(trace._code_free_key(o), alike) for o in older)
+            assert trace._older_may_have_no_reason(older, alike) == expected, (older, new)

@@ -25,6 +25,7 @@ from .fixes import (
     stacked_history,
     why_no_input_signature,
 )
+from .folds import texts_seen
 
 __all__ = [
     "argument_added_or_removed",
@@ -133,7 +134,8 @@ def type_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Sign
 
 
 def _promised(plan: FixPlan, what: str, history: Sequence[Signature] = ()) -> FixPlan:
-    graphs, saved = plan.graphs, len({sig.leaves_key() for sig in history}) - plan.graphs if history else 0
+    graphs = plan.graphs
+    saved = len(texts_seen(history, "leaves", Signature.leaves_key)) - graphs if history else 0
     noun, _, rest = what.partition(" ")  # "graph for the calls seen, ...": the count beside its comparison
     fewer = f"{saved} fewer graph{'s' if saved != 1 else ''}: " if saved > 0 else ""  # the change's own
     versus = f" instead of {graphs + saved}" if saved > 0 else ""  # other arguments may still make graphs

@@ -20,12 +20,11 @@ Pure: plain records only. Imports neither TensorFlow, IPython nor ipywidgets.
 from __future__ import annotations
 
 import keyword
-import threading
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
 
 from ..model.records import FixPlan
 from ..model.signatures import ArgLeaf, Signature, parent_path
+from .folds import PrefixFolds, texts_seen
 
 __all__ = [
     "PYTHON_TENSOR_DTYPES",
@@ -48,7 +47,6 @@ __all__ = [
 PYTHON_TENSOR_DTYPES = {"bool": "bool", "int": "int32", "float": "float32"}
 
 Shape = tuple[int | None, ...]
-_S = TypeVar("_S")
 
 
 def spec_for_shapes(shapes: Sequence[Shape | None], dtype: str | None) -> str:
@@ -96,40 +94,6 @@ def _children(sig: Signature, path: str) -> list[str]:
     return [leaf.path for leaf in sig.leaves if parent_path(leaf.path) == path]
 
 
-class _PrefixFolds(Generic[_S]):
-    """A fold over the graphs of a history, kept for the last few histories folded.
-
-    A loop's n-th retrace is explained against the graphs before it: its history is the
-    (n-1)-th's and one graph more. The fold goes on from the state kept for that history
-    instead of folding again from the first graph (n² before: the report of 800 shape retraces
-    took 18 s, TF 2.21). Histories are told apart by the identity of their signatures: the
-    states kept hold their signatures, so no other object can take their ``id``. Plain data
-    only: signatures, their leaves and what is counted of them. A returned state is shared:
-    read it, never change it."""
-
-    def __init__(self, start: Callable[[], _S], step: Callable[[_S, Signature], None], copy: Callable[[_S], _S]) -> None:
-        self._start, self._step, self._copy = start, step, copy
-        self._kept: dict[tuple[int, ...], tuple[tuple[Signature, ...], _S]] = {}
-        self._lock = threading.Lock()
-
-    def over(self, history: Sequence[Signature]) -> _S:
-        sigs = tuple(history)
-        ids = tuple(map(id, sigs))
-        with self._lock:
-            done = self._kept.get(ids) or self._kept.get(ids[:-1])
-        if done is not None and len(done[0]) == len(sigs):
-            return done[1]
-        state, begin = (self._copy(done[1]), len(done[0])) if done is not None else (self._start(), 0)
-        for sig in sigs[begin:]:
-            self._step(state, sig)
-        with self._lock:
-            self._kept[ids] = (sigs, state)
-            while len(self._kept) > _FOLDS_KEPT:
-                del self._kept[next(iter(self._kept))]
-        return state
-
-
-_FOLDS_KEPT = 8
 
 
 class _PathSeen:
@@ -378,7 +342,7 @@ def reduce_retracing_helps(history: Sequence[Signature]) -> bool:
     """True when reduce_retracing relaxes a graph for these calls (later sizes then reuse it)
     and keeps no more graphs than the calls made without it."""
     graphs = _relaxed_graphs(history)
-    seen = {sig.leaves_key() for sig in history}
+    seen = texts_seen(history, "leaves", Signature.leaves_key)
     return len(graphs) <= len(seen) and any(repr(g) not in seen for g in graphs)
 
 
@@ -417,15 +381,16 @@ def call_plan(
     rewritten leaves are then kept on it as text (:meth:`Signature.derived`), so the n
     retraces of a loop, each counted over the graphs before it, rewrite each graph once."""
     if key:
-        seen: set[object] = {
-            sig.derived(f"call_plan {key}", lambda s: repr(tuple(transform(leaf) for leaf in s.leaves)))
-            for sig in history
-        }
+
+        def rewritten(sig: Signature) -> str:
+            return sig.derived(f"call_plan {key}", lambda s: repr(tuple(transform(leaf) for leaf in s.leaves)))
+
+        count = len(texts_seen(history, f"call_plan {key}", rewritten))
     else:
-        seen = {tuple(transform(leaf) for leaf in sig.leaves) for sig in history}
+        count = len({tuple(transform(leaf) for leaf in sig.leaves) for sig in history})
     return FixPlan(
         call=tuple(rewrites.items()),
-        graphs=max(1, len(seen)),
+        graphs=max(1, count),
         promise=promise,
         trade=trade,
         note=note,
@@ -490,7 +455,7 @@ def input_signature_text(path: str, history: Sequence[Signature], dtype: str | N
     return f"a tf.TensorSpec for `{path}`: {spec_for_shapes(shapes, dtype)}"
 
 
-_RELAXED: _PrefixFolds[list[tuple[ArgLeaf, ...]]] = _PrefixFolds(
+_RELAXED: PrefixFolds[list[tuple[ArgLeaf, ...]]] = PrefixFolds(
     list, lambda graphs, sig: _relax_into(graphs, sig.leaves), list
 )
-_HISTORIES: _PrefixFolds[_HistorySeen] = _PrefixFolds(_HistorySeen, _HistorySeen.add, _HistorySeen.copy)
+_HISTORIES: PrefixFolds[_HistorySeen] = PrefixFolds(_HistorySeen, _HistorySeen.add, _HistorySeen.copy)

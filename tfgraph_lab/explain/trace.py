@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import NamedTuple
 
 from ..model.counts import NOT_RETRACES
 from ..model.records import FixPlan, Reason
@@ -27,6 +28,7 @@ from .arguments import (
     variable_changed,
 )
 from .fixes import code_name, input_signature_plan
+from .folds import PrefixFolds
 
 __all__ = [
     "CODES",
@@ -151,9 +153,7 @@ def _explain(
         rank = (*_rank_codes(codes), _distance(against, seen))
         if best_rank is None or rank < best_rank:
             best_against, best_rank = against, rank
-        if best_rank == _ONE_CHANGE and not any(
-            _may_have_no_reason(older.derived("code_free_key", _code_free_key), alike) for older in candidates[: len(candidates) - 1 - i]
-        ):
+        if best_rank == _ONE_CHANGE and not _older_may_have_no_reason(candidates[: len(candidates) - 1 - i], alike):
             break
     assert best_against is not None and best_rank is not None
     best = _diff(best_against, seen, history=list(cached) + [seen], name=name) if best_rank[1] else []
@@ -231,6 +231,40 @@ def _may_have_no_reason(a: tuple[_Key, _Key | None], b: tuple[_Key, _Key | None]
     :func:`_code_free_key` these are (their rank is then at least ``_ONE_CHANGE``): their
     first keys differ, or both have fully known shapes (compatible only when equal) that differ."""
     return a[0] == b[0] and (a[1] is None or b[1] is None or a[1] == b[1])
+
+
+class _KeysSeen(NamedTuple):
+    """The :func:`_code_free_key` of a history's graphs, as :func:`_older_may_have_no_reason`
+    asks of them: every first key, those seen with a shape not fully known, and the pairs."""
+
+    loose: set[_Key]
+    vague: set[_Key]
+    pairs: set[tuple[_Key, _Key]]
+
+
+def _add_keys(seen: _KeysSeen, sig: Signature) -> None:
+    loose, strict = sig.derived("code_free_key", _code_free_key)
+    seen.loose.add(loose)
+    if strict is None:
+        seen.vague.add(loose)
+    else:
+        seen.pairs.add((loose, strict))
+
+
+_OLDER_KEYS: PrefixFolds[_KeysSeen] = PrefixFolds(
+    lambda: _KeysSeen(set(), set(), set()),
+    _add_keys,
+    lambda seen: _KeysSeen(set(seen.loose), set(seen.vague), set(seen.pairs)),
+)
+
+
+def _older_may_have_no_reason(older: Sequence[Signature], alike: tuple[_Key, _Key | None]) -> bool:
+    """:func:`_may_have_no_reason` of any of ``older`` and the call's key ``alike``, read from
+    the keys of the graphs before (a loop's n-th retrace asks it of the n-1 graphs before the
+    last, the (n-1)-th's history: :class:`~tfgraph_lab.explain.folds.PrefixFolds`)."""
+    seen = _OLDER_KEYS.over(older)
+    loose, strict = alike
+    return loose in seen.vague or (strict is None and loose in seen.loose) or (loose, strict) in seen.pairs
 
 
 def _rank_codes(codes: Sequence[str]) -> tuple[int, int]:

@@ -53,7 +53,7 @@ class PrefixFolds(Generic[_S]):
         return state
 
 
-_FOLDS_KEPT = 8  # histories kept per fold: a loop needs the one before
+_FOLDS_KEPT = 4  # histories kept per fold: a loop needs the one before (and asks it again)
 
 
 _DISTINCT: dict[str, PrefixFolds[set[str]]] = {}

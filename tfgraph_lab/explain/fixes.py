@@ -94,8 +94,6 @@ def _children(sig: Signature, path: str) -> list[str]:
     return [leaf.path for leaf in sig.leaves if parent_path(leaf.path) == path]
 
 
-
-
 class _PathSeen:
     """What the graphs of a history passed at one path: how many had it, their kinds, dtypes,
     values, and their shapes folded as :func:`spec_for_shapes` reads them."""

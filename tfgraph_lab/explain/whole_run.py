@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ..model.records import CallSource, FixPlan, Reason
 from ..model.signatures import ArgLeaf, Signature, parent_path
@@ -42,6 +42,7 @@ __all__ = ["ONE_OFF", "PER_DEVICE_PROMISE", "WholeRun", "devices_of", "promise_t
 
 ONE_OFF = "one-off second trace of the first call"  # explain._with_one_off's words
 PER_DEVICE_PROMISE = "1 graph per device (under a distribution strategy each replica keeps its own)"
+_T = TypeVar("_T")
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 # Where a text names a plan that may be dropped: the words around it (argument_reasons' shapes).
 _DROPPED_AROUND = ("; or ", "; to make another dtype an error: ", "; for a shape that varies: ")
@@ -93,10 +94,8 @@ class WholeRun:
         self.before = before
         self._cache: dict[Reason, Reason] = {}
         self._extra = 0
-        # per argument and per call-site change: the history is fixed, and a loop's n retraces
-        # each ask the same questions of it (O(n²) before: 800 retraces took seconds)
-        self._targets: dict[str, str | None] = {}
-        self._rewrites: dict[str, str | None] = {}
+        # per argument and per change (:meth:`_once`): the history is fixed, and a loop's n
+        # retraces each ask the same questions of it (O(n²) before: 800 retraces took seconds)
         self._counted: dict[tuple[Any, ...], Any] = {}
 
     @property
@@ -226,11 +225,11 @@ class WholeRun:
             history = stacked_history(path, self.history)
         return None if history is None else graphs_with_reduce_retracing(history)
 
-    def _once(self, key: tuple[Any, ...], count: Callable[[], Any]) -> Any:
-        """``count()``, made once per key: a count over the run's history, which is fixed."""
+    def _once(self, key: tuple[Any, ...], count: Callable[[], _T]) -> _T:
+        """``count()``, made once per key: what is read of the run's history, which is fixed."""
         if key not in self._counted:
             self._counted[key] = count()
-        return self._counted[key]
+        return self._counted[key]  # type: ignore[no-any-return]
 
     def _call_plan(self, old: FixPlan) -> FixPlan:
         call = tuple((p, self.rewrite(p) or e) for p, e in old.call)
@@ -256,9 +255,7 @@ class WholeRun:
     def target(self, path: str) -> str | None:
         """The one dtype every call passes ``path`` as: the first floating dtype seen for it (a
         cast to an integer would cut 2.5 to 2), else the first dtype seen."""
-        if path not in self._targets:
-            self._targets[path] = self._target(path)
-        return self._targets[path]
+        return self._once(("target", path), lambda: self._target(path))
 
     def _target(self, path: str) -> str | None:
         seen = []
@@ -277,9 +274,7 @@ class WholeRun:
     def rewrite(self, path: str) -> str | None:
         """``tf.constant(x)`` when ``x`` was only ever a Python value of one kind, else
         ``tf.cast(x, tf.<target>)``; None when no dtype fits."""
-        if path not in self._rewrites:
-            self._rewrites[path] = self._rewrite(path)
-        return self._rewrites[path]
+        return self._once(("rewrite", path), lambda: self._rewrite(path))
 
     def _rewrite(self, path: str) -> str | None:
         dtype = self.target(path)

@@ -48,6 +48,26 @@ def _jump_on(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[int
     return jumps
 
 
+def nested_pair() -> tuple[Any, Any]:
+    """``(outer, inner)``: two new tf.functions, ``inner`` called (and traced) inside ``outer``'s
+    trace, so inner's record is made in outer's span."""
+
+    @tf.function
+    def inner(x: Any) -> Any:
+        return x * 2
+
+    @tf.function
+    def outer(x: Any) -> Any:
+        return inner(x) + 1
+
+    return outer, inner
+
+
+def assert_no_watch_work_in(traced: list[Any]) -> None:
+    for e in traced:
+        assert e.seconds < JUMP, f"{e.qualname}'s cost holds the watch's work: {e.seconds:.1f} s"
+
+
 @pytest.fixture
 def jumping_clock(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The clock jumps each time the watch notes a new graph (one jump per graph noted)."""
@@ -55,14 +75,7 @@ def jumping_clock(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_a_nested_functions_records_are_not_in_the_outer_traces_cost(jumping_clock: list[int]) -> None:
-    @tf.function
-    def inner(x: Any) -> Any:
-        return x * 2
-
-    @tf.function
-    def outer(x: Any) -> Any:
-        return inner(x) + 1  # traced inside outer's trace: inner's record is made in outer's span
-
+    outer, inner = nested_pair()
     with tfgraph_lab.watch() as w:
         outer(tf.ones([2]))
         outer(tf.ones([3]))  # both retrace: four graphs noted, four jumps
@@ -70,8 +83,7 @@ def test_a_nested_functions_records_are_not_in_the_outer_traces_cost(jumping_clo
     assert len(jumping_clock) == 4
     traced = [e for e in report.events if e.traced]
     assert {e.qualname.rsplit(".", 1)[-1] for e in traced} == {"inner", "outer"}
-    for e in traced:
-        assert e.seconds < JUMP, f"{e.qualname}'s cost holds the watch's work: {e.seconds:.1f} s"
+    assert_no_watch_work_in(traced)
     assert report.trace_seconds < JUMP
     assert report.watch_seconds >= 4 * JUMP  # stated once, apart
     assert outer.experimental_get_tracing_count() == 2 and inner.experimental_get_tracing_count() == 2
@@ -101,22 +113,14 @@ def slow_describing(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_describing_a_function_first_seen_is_the_watchs_work(slow_describing: list[int]) -> None:
-    @tf.function
-    def inner(x: Any) -> Any:
-        return x * 2
-
-    @tf.function
-    def outer(x: Any) -> Any:
-        return inner(x) + 1  # inner is first seen inside outer's trace: in outer's span
-
+    outer, _ = nested_pair()  # inner is first seen inside outer's trace: in outer's span
     with tfgraph_lab.watch() as w:
         outer(tf.ones([2]))
     report = w.report
     assert len(slow_describing) == 2  # outer before its call, inner inside outer's trace
     traced = [e for e in report.events if e.traced]
     assert len(traced) == 2
-    for e in traced:
-        assert e.seconds < JUMP, f"{e.qualname}'s cost holds the watch's work: {e.seconds:.1f} s"
+    assert_no_watch_work_in(traced)
     assert report.watch_seconds >= 2 * JUMP  # both descriptions are the watch's own work
     with tfgraph_lab.watch() as again:  # the hooks are installed anew: outer described again
         outer(tf.ones([2]))

@@ -53,13 +53,16 @@ def spec_for_shapes(shapes: Sequence[Shape | None], dtype: str | None) -> str:
     """``tf.TensorSpec([None, 128], tf.float32)``: every dimension that varied becomes None;
     ``tf.TensorSpec(None, …)`` (any rank) when the rank varied or was unknown."""
     known = [s for s in shapes if s is not None]
-    dtype_text = f"tf.{dtype}" if dtype else "tf.float32"
     if not known or len({len(s) for s in known}) != 1 or len(known) != len(shapes):
+        return _tensor_spec_text(None, dtype)
+    return _tensor_spec_text([column[0] if len(set(column)) == 1 else None for column in zip(*known)], dtype)
+
+
+def _tensor_spec_text(dims: Sequence[int | None] | None, dtype: str | None) -> str:
+    """``tf.TensorSpec([None, 128], tf.float32)``; ``dims`` None: any rank."""
+    dtype_text = f"tf.{dtype}" if dtype else "tf.float32"
+    if dims is None:
         return f"tf.TensorSpec(None, {dtype_text})"
-    dims = []
-    for column in zip(*known):
-        first = column[0]
-        dims.append(first if all(d == first for d in column) else None)
     inner = ", ".join("None" if d is None else str(d) for d in dims)
     return f"tf.TensorSpec([{inner}], {dtype_text})"
 
@@ -136,11 +139,9 @@ class _PathSeen:
 
     def tensor_spec(self, dtype: str) -> str:
         """:func:`spec_for_shapes` of the shapes seen."""
-        dtype_text = f"tf.{dtype}" if dtype else "tf.float32"
         if self.unknown_shape or len(self.ranks) != 1 or self.dims is None:
-            return f"tf.TensorSpec(None, {dtype_text})"
-        inner = ", ".join("None" if v or d is None else str(d) for d, v in zip(self.dims, self.varied))
-        return f"tf.TensorSpec([{inner}], {dtype_text})"
+            return _tensor_spec_text(None, dtype)
+        return _tensor_spec_text([None if v else d for d, v in zip(self.dims, self.varied)], dtype)
 
 
 class _HistorySeen:

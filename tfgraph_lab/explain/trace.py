@@ -209,7 +209,8 @@ def _code_free_key(sig: Signature) -> tuple[_Key, _Key | None]:
     """What :func:`_changes` compares of each leaf: two signatures it finds no change between
     have equal first keys. A tensor's shape is in the second key only, None when a shape is not
     fully known: shapes with a None dimension are compatible with others (no change) without
-    being equal. See :func:`_may_have_no_reason`."""
+    being equal. Two signatures may have no reason between them only when their first keys are
+    equal and their second keys are equal or either is None (:func:`_older_may_have_no_reason`)."""
     loose = frozenset(
         (leaf.path, leaf.kind, leaf.dtype)
         if leaf.kind == "tensor"
@@ -224,13 +225,6 @@ def _code_free_key(sig: Signature) -> tuple[_Key, _Key | None]:
     if any(leaf.shape is None or None in leaf.shape for leaf in tensors):
         return loose, None
     return loose, frozenset((leaf.path, leaf.shape) for leaf in tensors)
-
-
-def _may_have_no_reason(a: tuple[_Key, _Key | None], b: tuple[_Key, _Key | None]) -> bool:
-    """False when :func:`_changes` surely finds a change between the two signatures whose
-    :func:`_code_free_key` these are (their rank is then at least ``_ONE_CHANGE``): their
-    first keys differ, or both have fully known shapes (compatible only when equal) that differ."""
-    return a[0] == b[0] and (a[1] is None or b[1] is None or a[1] == b[1])
 
 
 class _KeysSeen(NamedTuple):
@@ -259,7 +253,8 @@ _OLDER_KEYS: PrefixFolds[_KeysSeen] = PrefixFolds(
 
 
 def _older_may_have_no_reason(older: Sequence[Signature], alike: tuple[_Key, _Key | None]) -> bool:
-    """:func:`_may_have_no_reason` of any of ``older`` and the call's key ``alike``, read from
+    """Whether any of ``older`` may have no reason against the call whose key is ``alike``
+    (:func:`_code_free_key`: equal first keys, second keys equal or either None), read from
     the keys of the graphs before (a loop's n-th retrace asks it of the n-1 graphs before the
     last, the (n-1)-th's history: :class:`~tfgraph_lab.explain.folds.PrefixFolds`)."""
     seen = _OLDER_KEYS.over(older)

@@ -3,16 +3,20 @@ lines, TF's lines) and the watched process's side of it, without TensorFlow."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tfgraph_lab.recording.fd2_relay import Relay
-from tfgraph_lab.recording.fd2_tee import Fd2Tee, marker
-from tfgraph_lab.recording.xla_log import LineJudge, XlaLog
+from tfgraph_lab.recording import fd2_tee
+from tfgraph_lab.recording.fd2_relay import LineJudge, Relay, marker
+from tfgraph_lab.recording.fd2_tee import Fd2Tee
+from tfgraph_lab.recording.xla_log import XlaLog
 
 _COMPILE = (
     b"I0000 00:00:1796280881.614313   10342 device_compiler.h:551] Instantly compiling "
@@ -139,4 +143,57 @@ def test_a_ctrl_c_while_the_relay_answers_still_gives_fd_2_back(monkeypatch: Any
         tee.stop()
     after = os.fstat(2)
     assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
+    assert tee.relay is not None and tee.relay.returncode == 0
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the relay is POSIX only")
+def test_the_relay_process_imports_the_standard_library_only() -> None:
+    """The relay starts before each watch of ``tfgraph-lab run``: it runs as the top-level module
+    ``fd2_relay``, not through the package (which imported ``typing``, ``subprocess``, ``pathlib``
+    and ``dataclasses`` for it), and no module of its folder stands in for a standard one."""
+    code = fd2_tee._RELAY_CODE.replace("fd2_relay.main(); os._exit(0)", "print(sorted(sys.modules))")
+    assert code != fd2_tee._RELAY_CODE
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True)
+    loaded = {name.partition(".")[0] for name in ast.literal_eval(out.stdout)}
+    assert "fd2_relay" in loaded
+    assert loaded - {"fd2_relay", "__main__"} <= set(sys.stdlib_module_names)
+    assert not loaded & {"typing", "subprocess", "pathlib", "dataclasses", "tfgraph_lab"}
+    folder = Path(fd2_tee.__file__).parent
+    assert not {path.stem for path in folder.glob("*.py")} & set(sys.stdlib_module_names)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the relay is POSIX only")
+def test_a_relay_launched_before_the_watch_reads_from_the_watchs_start(capfd: Any) -> None:
+    """``tfgraph-lab run`` launches the relay before it imports the recorder; fd 2 is the real
+    stderr until the watch connects it, then the relay's, and nothing is lost either side."""
+    log = XlaLog()
+    log.requested, log.hide, log.user_level = True, True, 2
+    log.launch()
+    assert log._tee is not None and log._tee.relay is not None
+    relay = log._tee.relay
+    before = os.fstat(2)
+    os.write(2, b"before the watch\n")
+    mark = log.open()
+    assert mark is not None
+    try:
+        assert os.fstat(2).st_ino != before.st_ino
+        os.write(2, _COMPILE)
+        os.write(2, b"during the watch\n")  # its own write: not a continuation of TF's line
+    finally:
+        window = log.close(mark)
+    assert os.fstat(2).st_ino == before.st_ino
+    assert [name for _, name in window.compiles] == ["__inference_head_17"]
+    assert capfd.readouterr().err == "before the watch\nduring the watch\n"
+    assert relay.returncode == 0
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the relay is POSIX only")
+def test_a_relay_launched_but_never_connected_ends_when_stopped() -> None:
+    """A run that ends before its watch starts (``-m`` names no module): the launched relay
+    reads the end of its input and exits; fd 2 was never touched."""
+    before = os.fstat(2)
+    tee = Fd2Tee(hide=True, user_level=0)
+    assert tee.launch()
+    assert tee.stop() is None
+    assert os.fstat(2).st_ino == before.st_ino
     assert tee.relay is not None and tee.relay.returncode == 0

@@ -30,24 +30,29 @@ import select
 import stat
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MARK", "READY", "Fd2Tee", "marker", "write_all"]
+from . import fd2_relay
+from .fd2_relay import READY, marker, write_all
 
-MARK = b"\x00tfgraph_lab-fd2:"  # a marker: MARK + token + b":" + number [+ b"-"] + b"\x00"
-READY = b"ready\n"  # the relay's first answer: it reads its stdin from now on
+__all__ = ["Fd2Tee"]
+
 _PIPE_SIZE = 1 << 20  # Linux's default pipe-max-size: room for a burst while the relay writes
 _ANSWER_WAIT = 30.0  # seconds for the relay's answer (it waits only for its own writes)
 _START_WAIT = 30.0  # seconds for the relay to start (a loaded machine), else fd 2 is left alone
 _END_WAIT = 0.5  # seconds a watch's end waits for its relay to exit (reaped: no zombie)
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
-
-
-def marker(token: bytes, number: int, recording: bool = True) -> bytes:
-    """The marker of sync ``number``; ``-`` after it: record nothing until the next marker."""
-    return MARK + token + b":" + str(number).encode() + (b"" if recording else b"-") + b"\x00"
+# The relay runs as the top-level module ``fd2_relay`` of its own directory (it imports nothing
+# of the project: see its docstring); that directory replaces ``-c``'s current directory at the
+# head of its ``sys.path``, so no module of the user's working directory is imported instead.
+# It ends with ``os._exit``: all it writes went out through ``os.write``, and finalizing the
+# interpreter took 5 ms more that the watch's end waited for (CPython 3.11).
+_RELAY_CODE = (
+    f"import os, sys; sys.path[0] = {str(Path(fd2_relay.__file__).resolve().parent)!r}; "
+    "import fd2_relay; fd2_relay.main(); os._exit(0)"
+)
 
 
 class Fd2Tee:
@@ -67,28 +72,33 @@ class Fd2Tee:
         self._asked = 0
         self._unread = b""
         self._pipe: tuple[int, int] | None = None  # the pipe's identity (st_dev, st_ino)
+        self._write_end = -1  # the pipe's write end between launch() and connect()
 
     def start(self) -> bool:
-        if os.name != "posix":
-            return False
+        """Start the relay and make fd 2 its pipe; False (fd 2 left alone) when it cannot."""
+        return self.launch() and self.connect()
+
+    def launch(self) -> bool:
+        """Start the relay process, without waiting for it: :meth:`connect` waits, so the work
+        between the two (``tfgraph-lab run`` imports the recorder) overlaps its start-up."""
+        if os.name != "posix" or self.relay is not None:
+            return self.relay is not None
         try:
             self.saved = os.dup(2)
         except OSError:
             return False
-        joined = _same_file(1, 2)
         try:
             read_end, write_end = _packet_pipe()
             answers, answer_end = os.pipe()
         except OSError:
             os.close(self.saved)
+            self.saved = -1
             return False
         _widen(write_end)
-        self._pipe = _identity(write_end)
-        code = f"import sys; sys.path.insert(0, {_PACKAGE_ROOT!r}); from tfgraph_lab.recording.fd2_relay import main; main()"
         try:
             # -S: no site-packages to scan; a session of its own: a terminal's Ctrl-C is for the script
             self.relay = subprocess.Popen(
-                [sys.executable, "-S", "-c", code, self.token.decode(), *self._judge()],
+                [sys.executable, "-S", "-c", _RELAY_CODE, self.token.decode(), *self._judge()],
                 stdin=read_end,
                 stdout=answer_end,
                 stderr=self.saved,
@@ -103,6 +113,15 @@ class Fd2Tee:
         os.close(read_end)
         os.close(answer_end)
         self.answers = answers
+        self._write_end = write_end
+        return True
+
+    def connect(self) -> bool:
+        """Wait for the launched relay to be ready, then make fd 2 (and fd 1, when it is the same
+        pipe or file) its pipe. False, with fd 2 left alone, when it did not start."""
+        write_end, self._write_end = self._write_end, -1
+        if write_end < 0:
+            return self._pipe is not None  # connected before, or never launched
         try:
             started = self._answer(_START_WAIT) == READY.rstrip(b"\n")
         except BaseException:  # a Ctrl-C while it starts: nothing left behind
@@ -113,7 +132,8 @@ class Fd2Tee:
             # broken install): fd 2 stays the real stderr, and nothing written is lost.
             self._give_up(write_end)
             return False
-        if joined:
+        self._pipe = _identity(write_end)
+        if _same_file(1, 2):
             self.saved_out = os.dup(1)
             os.dup2(write_end, 1)
         os.dup2(write_end, 2)
@@ -183,6 +203,9 @@ class Fd2Tee:
         return last
 
     def _restore(self) -> None:
+        if self._write_end >= 0:  # launched, never connected: the relay reads its end of input
+            os.close(self._write_end)
+            self._write_end = -1
         if self.saved < 0:
             return
         if self.saved_out >= 0:
@@ -194,15 +217,22 @@ class Fd2Tee:
             os.dup2(self.saved, 2)  # this process's write end closes
         os.close(self.saved)
         self.saved = -1
+        relay = self.relay
+        ours = relay is not None and os.getpid() == self.pid  # a forked child's relay is the parent's
+        # The relay's stdout closes when it exits: read to its end instead of polling for the
+        # exit (Popen.wait's timed wait sleeps 0.5, 1, 2, 4 ms... between polls: 8 ms for a
+        # relay that took 5 to exit, CPython 3.11).
+        ended = ours and _read_to_end(self.answers, _END_WAIT)
         if self.answers >= 0:
             os.close(self.answers)
             self.answers = -1
-        relay = self.relay
-        if relay is None or os.getpid() != self.pid:  # a forked child: the relay is not its child
+        if relay is None or not ours:
             return
         _STILL_RELAYING[:] = [p for p in _STILL_RELAYING if p.poll() is None]  # reap ended ones
         try:
-            relay.wait(_END_WAIT)  # it ends at once, unless a child process still holds the pipe
+            if not ended:  # a child process still holds the pipe: the relay goes on
+                raise subprocess.TimeoutExpired(relay.args, _END_WAIT)
+            relay.wait(_END_WAIT)
         except subprocess.TimeoutExpired:
             _STILL_RELAYING.append(relay)  # reaped by a later watch's end, else by init
 
@@ -220,6 +250,26 @@ def _outlived() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
         _STILL_RELAYING.clear()
+
+
+def _read_to_end(fd: int, wait: float) -> bool:
+    """Read ``fd`` (a pipe) until its writer closed it, for at most ``wait`` seconds; True when
+    it did."""
+    if fd < 0:
+        return False
+    deadline = time.monotonic() + wait
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        try:
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready and not os.read(fd, 65536):
+                return True
+        except InterruptedError:
+            continue
+        except OSError:
+            return False
 
 
 def _identity(fd: int) -> tuple[int, int] | None:
@@ -268,17 +318,3 @@ def _widen(fd: int) -> None:
         fcntl.fcntl(fd, 1031, _PIPE_SIZE)  # F_SETPIPE_SZ (Linux); elsewhere 64 KiB
     except (ImportError, OSError, AttributeError):
         pass
-
-
-def write_all(fd: int, data: bytes, strict: bool = False) -> None:
-    """Write all of ``data``; an error ends the write quietly unless ``strict``."""
-    while data:
-        try:
-            written = os.write(fd, data)
-        except InterruptedError:
-            continue
-        except OSError:
-            if strict:
-                raise
-            return
-        data = data[written:]

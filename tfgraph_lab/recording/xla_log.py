@@ -18,7 +18,7 @@ and the switch is read once, when TensorFlow's C++ library loads: ``TF_CPP_VMODU
   writes everything on to the real stderr as it arrives, except what the user's own
   ``TF_CPP_MIN_LOG_LEVEL`` would have hidden when :meth:`prepare` lowered it (TF's INFO lines)
   and, when the user did not ask for them, the ``device_compiler`` lines themselves; it takes the
-  compile lines with their time (:class:`LineJudge`) and hands them over when a watch asks.
+  compile lines with their time (``fd2_relay.LineJudge``) and hands them over when a watch asks.
 
 The log proves itself: a watch whose log shows no ``device_compiler`` line although XLA ran is
 not read (TensorFlow was imported before the switch), and the count stays modelled. Plain
@@ -35,25 +35,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .fd2_tee import Fd2Tee, write_all
+from .fd2_relay import write_all
+from .fd2_tee import Fd2Tee
 
 __all__ = ["LOG", "LogWindow", "XlaLog", "compile_name_parts"]
-
-_COMPILED = re.compile(rb"device_compiler\.\w+:\d+\] Instantly compiling for signature: (\S+)")
-_DEVICE_COMPILER = re.compile(rb"device_compiler\.\w+:\d+\] ")
-# Not a VLOG line, so no proof that the log is on: TF logs it once per process with LOG(INFO)
-# (device_compiler.h:186 in TF 2.15, :208 in 2.21), and TF 2.15 writes it through absl even at
-# TF_CPP_MIN_LOG_LEVEL=3 with no TF_CPP_VMODULE (measured, tensorflow-cpu 2.15.1).
-_ONCE = re.compile(rb"device_compiler\.\w+:\d+\] Compiled cluster using XLA!")
-# absl (TF >= 2.16): "I0000 00:00:1796280881.614313   10342 file.h:551] ..." (MMDD hh:mm:ss; before
-# absl::InitializeLog the seconds field holds the Unix time); tsl (TF 2.15, local time, as
-# captured from tensorflow-cpu 2.15.1 in tests/recording/test_xla_log.py):
-# "2024-01-02 03:04:05.123456: I ./tensorflow/compiler/jit/device_compiler.h:478] ...".
-_ABSL = re.compile(rb"^([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d+(?:\.\d+)?)\s+\d+ \S+:\d+\] ")
-_TSL = re.compile(rb"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d+)?): ([IWEF]) \S+:\d+\] ")
-_LOG_START = re.compile(rb"^(?:[IWEF]\d{4} |\d{4}-\d\d-\d\d )")  # C++ writes a line at once
-_SEVERITY = {b"I": 0, b"W": 1, b"E": 2, b"F": 3}
-_ABSL_PREAMBLE = b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR"
 
 
 @dataclass
@@ -79,6 +64,7 @@ class XlaLog:
         self.compiles: list[tuple[float, str]] = []
         self.launches = 0
         self._held = False  # the extension reads fd 2 from its load to its unload
+        self._launched = False  # launch() started the relay; the next open() connects it
         self._lent: dict[str, str | None] = {}  # what prepare() changed in os.environ: the user's values
 
     def prepare(self, environ: dict[str, str] | None = None) -> bool:
@@ -161,12 +147,30 @@ class XlaLog:
             self.requested = level >= 2 and _int(env.get("TF_CPP_MIN_LOG_LEVEL", "0")) == 0
         return self.requested
 
+    def launch(self) -> None:
+        """Start the relay process now, when the log was requested; the next :meth:`open`
+        connects fd 2 to it. ``tfgraph-lab run`` calls it after :meth:`prepare`, so the relay's
+        start-up (a ``python -S``) overlaps the import of the recorder instead of delaying the
+        script."""
+        with self._lock:
+            if self.requested and self._tee is None:
+                tee = Fd2Tee(self.hide, self.user_level)
+                if tee.launch():
+                    self._tee, self._launched = tee, True
+
     def open(self) -> tuple[int, int] | None:
         """A watch begins: read fd 2 (if the log was requested). Returns the watch's mark."""
         if not self.notice(os.environ):
             return None
         with self._lock:
-            if self._tee is None:
+            if self._launched:  # launch()ed before the watch: connected now
+                self._launched = False
+                tee = self._tee
+                assert tee is not None
+                if not tee.connect():  # it did not start: fd 2 left alone, nothing left behind
+                    self._tee = None
+                    return None
+            elif self._tee is None:
                 tee = Fd2Tee(self.hide, self.user_level)
                 if not tee.start():
                     return None
@@ -225,52 +229,6 @@ class XlaLog:
         self.proven = self.proven or bool(answer.get("proven"))
 
 
-class LineJudge:
-    """The relay's judge of each line of fd 2 (:mod:`tfgraph_lab.recording.fd2_relay`): records
-    TF's compile lines (``compiles``: wall-clock time, name), and keeps off the real stderr what
-    the user's ``TF_CPP_MIN_LOG_LEVEL`` would have hidden (``user_level``, when :meth:`XlaLog.prepare`
-    lowered it) and, when the user did not ask for them (``hide``), the ``device_compiler`` lines."""
-
-    def __init__(self, hide: bool, user_level: int, recording: bool = True) -> None:
-        self.hide = hide
-        self.user_level = user_level
-        self.recording = recording  # False between watches: compile lines are judged, not kept
-        self.compiles: list[tuple[float, str]] = []
-        self.launches = 0
-        self.proven = False
-
-    def partial(self, rest: bytes) -> bool:
-        """Whether an unfinished line goes on at once: anything but the start of a C++ log line
-        (written in one piece: its end comes in the same write)."""
-        return _LOG_START.match(rest) is None
-
-    def _took(self, line: bytes, seen: float) -> bool:
-        """One line of fd 2: record it if it is a compile line; True to pass it on."""
-        if _DEVICE_COMPILER.search(line) is not None and _ONCE.search(line) is None:
-            match = _COMPILED.search(line)
-            self.proven = True
-            if not self.recording:
-                return not self.hide
-            self.launches += 1
-            if match is not None:
-                self.compiles.append((_logged_at(line, seen), match.group(1).decode("utf-8", "replace")))
-            return not self.hide
-        return True
-
-    def keep(self, line: bytes, seen: float, dropping: bool) -> tuple[bool, bool]:
-        """One line of fd 2 (``seen``: when it was read): (pass it on, drop its continuation lines)."""
-        match = _ABSL.match(line) or _TSL.match(line)
-        if match is None:
-            if self.user_level and line == _ABSL_PREAMBLE:
-                return False, dropping
-            return not dropping, dropping
-        letter = match.group(1) if match.re is _ABSL else match.group(7)
-        if _SEVERITY.get(letter, 0) < self.user_level:
-            self._took(line, seen)
-            return False, True
-        return self._took(line, seen), False
-
-
 LOG = XlaLog()
 
 
@@ -284,33 +242,6 @@ def compile_name_parts(name: str) -> tuple[str, str]:
     if match:
         return match.group(2), match.group(1)
     return name, ""
-
-
-def _logged_at(line: bytes, seen: float) -> float:
-    """The wall-clock time a log line was written, from its own timestamp (µs), else from when
-    it was read (``seen``)."""
-    wall = seen
-    match = _ABSL.match(line)
-    try:
-        if match is not None:
-            month, day, hour, minute, second = match.group(2, 3, 4, 5, 6)
-            if month == b"00":  # before absl::InitializeLog: the seconds field is Unix time
-                wall = float(second)
-            else:
-                now = time.localtime(seen)
-                stamp = (now.tm_year, int(month), int(day), int(hour), int(minute), 0, 0, 0, -1)
-                wall = time.mktime(stamp) + float(second)
-        else:
-            match = _TSL.match(line)
-            if match is not None:
-                year, month, day, hour, minute, second = (match.group(i) for i in range(1, 7))
-                stamp = (int(year), int(month), int(day), int(hour), int(minute), 0, 0, 0, -1)
-                wall = time.mktime(stamp) + float(second)
-    except (ValueError, OverflowError):
-        wall = seen
-    if abs(wall - seen) > 60:  # a clock or format we misread: the read time is near enough
-        wall = seen
-    return wall
 
 
 def _vlog_level(vmodule: str) -> int:

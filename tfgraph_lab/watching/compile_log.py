@@ -10,8 +10,11 @@ __all__ = ["give_back_xla_switches", "hold_xla_log", "prepare_xla_log", "release
 
 
 def prepare_xla_log() -> bool:
-    """``tfgraph-lab run``, before the script imports TensorFlow: ask TF for its XLA compile log."""
-    return XLA_LOG.prepare()
+    """``tfgraph-lab run``, before the script imports TensorFlow: ask TF for its XLA compile log,
+    and start the relay that will read it (the watch connects fd 2 to it when it starts)."""
+    prepared = XLA_LOG.prepare()
+    XLA_LOG.launch()
+    return prepared
 
 
 def hold_xla_log() -> bool:

@@ -99,3 +99,20 @@ def test_demo_shows_trap_and_cure(tmp_path: Path) -> None:
 
     # (one learning rate per epoch + the eval flag) x (full batch + last partial batch)
     assert fn["traces"] == (EPOCHS + 1) * 2
+
+
+def test_a_run_whose_module_is_missing_ends_the_relay_it_started(tmp_path: Path) -> None:
+    """``run`` starts the stderr relay before it looks for ``-m``'s module (finding it imports its
+    package, which may import TensorFlow): a module that is not there ends the relay too, so
+    Python's development mode finds no subprocess left running and says only the error."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    proc = subprocess.run(
+        [sys.executable, "-X", "dev", "-m", "tfgraph_lab", "run", "-m", "no_such_module_here"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr == "tfgraph-lab: no module named 'no_such_module_here' (as python -m would find it)\n"

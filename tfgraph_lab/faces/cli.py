@@ -146,9 +146,12 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(f"tfgraph-lab: {exc}. The script was not run.", file=sys.stderr)
         return 2
     # TF's own start-up lines stay as under python (the user's TF_CPP_MIN_LOG_LEVEL decides)
-    from ..watching.compile_log import prepare_xla_log
+    from ..watching.compile_log import abandon_xla_log, prepare_xla_log
 
-    prepare_xla_log()  # TensorFlow's own XLA compile log, read during the watch (exact counts)
+    # TensorFlow's own XLA compile log, read during the watch (exact counts), asked for before
+    # anything can import TensorFlow (finding -m's module imports its package); the relay that
+    # reads it starts now, and the recorder's import below overlaps its start-up.
+    prepare_xla_log()
     from ..watching.lifecycle import Lifecycle
     from ..watching.livelog import stream_to_stderr
     from ..watching.recorder import TraceRecorder
@@ -167,6 +170,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         sys.path.remove(path0)
         sys.argv = old_argv
         print(f"tfgraph-lab: no module named {module!r} (as python -m would find it)", file=sys.stderr)
+        abandon_xla_log()
         return 1
     try:
         with stream_to_stderr(quiet=view.quiet):

@@ -158,6 +158,17 @@ class XlaLog:
                 if tee.launch():
                     self._tee, self._launched = tee, True
 
+    def abandon(self) -> None:
+        """Undo :meth:`prepare` and :meth:`launch` when no watch followed: the relay ends (it
+        reads the end of its input), the environment is the user's again."""
+        with self._lock:
+            tee, launched = self._tee, self._launched
+            if launched and tee is not None:
+                self._tee, self._launched = None, False
+                tee.stop()
+            if not self._held:
+                self._put_back()
+
     def open(self) -> tuple[int, int] | None:
         """A watch begins: read fd 2 (if the log was requested). Returns the watch's mark."""
         if not self.notice(os.environ):

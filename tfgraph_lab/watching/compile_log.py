@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..recording.xla_log import LOG as XLA_LOG
 
-__all__ = ["give_back_xla_switches", "hold_xla_log", "prepare_xla_log", "release_xla_log"]
+__all__ = ["abandon_xla_log", "give_back_xla_switches", "hold_xla_log", "prepare_xla_log", "release_xla_log"]
 
 
 def prepare_xla_log() -> bool:
@@ -15,6 +15,12 @@ def prepare_xla_log() -> bool:
     prepared = XLA_LOG.prepare()
     XLA_LOG.launch()
     return prepared
+
+
+def abandon_xla_log() -> None:
+    """``tfgraph-lab run`` ending before its watch began: the relay :func:`prepare_xla_log`
+    started ends, and ``os.environ`` holds the user's ``TF_CPP_*`` values again."""
+    XLA_LOG.abandon()
 
 
 def hold_xla_log() -> bool:

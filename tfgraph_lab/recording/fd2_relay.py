@@ -3,7 +3,8 @@ process's fd 2 from its stdin and writes every byte on to the real stderr (its o
 arrives, but TensorFlow's lines the user did not ask for (:class:`LineJudge`); takes TF's XLA
 compile lines from the copy; answers each marker on its stdout with what it took since the last.
 
-Run as ``python -S -c "...import fd2_relay; fd2_relay.main()" TOKEN HIDE USER_LEVEL RECORDING``
+Run as ``python -S -c "...import fd2_relay; fd2_relay.main(); os._exit(0)" TOKEN HIDE USER_LEVEL
+RECORDING``
 (:meth:`Fd2Tee.start`): a top-level module, not through the package, so the process imports the
 standard library's ``json``, ``re``, ``select`` and ``signal`` and nothing else, and is ready in
 about the start-up of ``python -S`` (through the package it imported ``typing``, ``subprocess``,
@@ -26,7 +27,7 @@ import signal
 import sys
 import time
 
-__all__ = ["MARK", "READY", "LineJudge", "Relay", "main", "marker", "pass_on", "write_all"]
+__all__ = ["MARK", "READY", "LineJudge", "Relay", "main", "marker", "pass_on"]
 
 MARK = b"\x00tfgraph_lab-fd2:"  # a marker: MARK + token + b":" + number [+ b"-"] + b"\x00"
 READY = b"ready\n"  # the relay's first answer: it reads its stdin from now on
@@ -60,10 +61,10 @@ _ABSL_PREAMBLE = b"WARNING: All log messages before absl::InitializeLog() is cal
 
 
 class LineJudge:
-    """The relay's judge of each line of fd 2 (this module's :class:`Relay`): records
-    TF's compile lines (``compiles``: wall-clock time, name), and keeps off the real stderr what
-    the user's ``TF_CPP_MIN_LOG_LEVEL`` would have hidden (``user_level``, when :meth:`tfgraph_lab.recording.xla_log.XlaLog.prepare`
-    lowered it) and, when the user did not ask for them (``hide``), the ``device_compiler`` lines."""
+    """The relay's judge of each line of fd 2: records TF's compile lines (``compiles``:
+    wall-clock time, name), and keeps off the real stderr what the user's
+    ``TF_CPP_MIN_LOG_LEVEL`` would have hidden (``user_level``, when ``XlaLog.prepare`` lowered
+    it) and, when the user did not ask for them (``hide``), the ``device_compiler`` lines."""
 
     def __init__(self, hide: bool, user_level: int, recording: bool = True) -> None:
         self.hide = hide
@@ -222,7 +223,7 @@ def main() -> None:
         sys.argv[4] == "1",
     )
     relay = Relay(token, LineJudge(hide=hide, user_level=level, recording=recording))
-    write_all(1, READY)  # the watched process points fd 2 here only after this
+    pass_on(1, READY)  # the watched process points fd 2 here only after this
     while True:
         try:
             chunk = os.read(0, 1 << 20)
@@ -238,7 +239,7 @@ def main() -> None:
             # process's next write to fd 2 fails as it would unwatched (EPIPE; a script printing
             # to a closed pipe dies of BrokenPipeError instead of writing on for ever).
             return
-        write_all(1, b"".join(answers))
+        pass_on(1, b"".join(answers))
     pass_on(2, relay.end())
 
 
@@ -260,17 +261,3 @@ def pass_on(fd: int, data: bytes) -> bool:
             return False
         data = data[written:]
     return True
-
-
-def write_all(fd: int, data: bytes, strict: bool = False) -> None:
-    """Write all of ``data``; an error ends the write quietly unless ``strict``."""
-    while data:
-        try:
-            written = os.write(fd, data)
-        except InterruptedError:
-            continue
-        except OSError:
-            if strict:
-                raise
-            return
-        data = data[written:]

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from . import fd2_relay
-from .fd2_relay import READY, marker, write_all
+from .fd2_relay import READY, marker, pass_on
 
 __all__ = ["Fd2Tee"]
 
@@ -162,9 +162,7 @@ class Fd2Tee:
             return None
         self._asked += 1
         number = self._asked
-        try:
-            write_all(2, marker(self.token, number, recording), strict=True)
-        except OSError:
+        if not pass_on(2, marker(self.token, number, recording)):
             return None
         while True:
             line = self._answer()

@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .fd2_relay import write_all
+from .fd2_relay import pass_on
 from .fd2_tee import Fd2Tee
 
 __all__ = ["LOG", "LogWindow", "XlaLog", "compile_name_parts"]
@@ -198,10 +198,9 @@ class XlaLog:
         tee = self._tee
         if tee is None or tee.saved < 0:
             return False
-        try:
-            write_all(tee.saved, data)
-        except OSError:
-            return False
+        # written the direct way, or not at all: a failed write is not tried again through the
+        # pipe, which may hold a part of it already
+        pass_on(tee.saved, data)
         return True
 
     def window(self, mark: tuple[int, int]) -> LogWindow:

@@ -48,7 +48,7 @@ _END_WAIT = 0.5  # seconds a watch's end waits for its relay to exit (reaped: no
 # of the project: see its docstring); that directory replaces ``-c``'s current directory at the
 # head of its ``sys.path``, so no module of the user's working directory is imported instead.
 # It ends with ``os._exit``: all it writes went out through ``os.write``, and finalizing the
-# interpreter took 5 ms more that the watch's end waited for (CPython 3.11).
+# interpreter took 4-5 ms more that the watch's end waited for (CPython 3.11).
 _RELAY_CODE = (
     f"import os, sys; sys.path[0] = {str(Path(fd2_relay.__file__).resolve().parent)!r}; "
     "import fd2_relay; fd2_relay.main(); os._exit(0)"
@@ -73,6 +73,11 @@ class Fd2Tee:
         self._unread = b""
         self._pipe: tuple[int, int] | None = None  # the pipe's identity (st_dev, st_ino)
         self._write_end = -1  # the pipe's write end between launch() and connect()
+
+    @property
+    def launched(self) -> bool:
+        """Launched, and not connected yet (nor stopped)."""
+        return self._write_end >= 0
 
     def start(self) -> bool:
         """Start the relay and make fd 2 its pipe; False (fd 2 left alone) when it cannot."""

@@ -64,7 +64,6 @@ class XlaLog:
         self.compiles: list[tuple[float, str]] = []
         self.launches = 0
         self._held = False  # the extension reads fd 2 from its load to its unload
-        self._launched = False  # launch() started the relay; the next open() connects it
         self._lent: dict[str, str | None] = {}  # what prepare() changed in os.environ: the user's values
 
     def prepare(self, environ: dict[str, str] | None = None) -> bool:
@@ -156,15 +155,15 @@ class XlaLog:
             if self.requested and self._tee is None:
                 tee = Fd2Tee(self.hide, self.user_level)
                 if tee.launch():
-                    self._tee, self._launched = tee, True
+                    self._tee = tee  # launched: the next open() connects it
 
     def abandon(self) -> None:
         """Undo :meth:`prepare` and :meth:`launch` when no watch followed: the relay ends (it
         reads the end of its input), the environment is the user's again."""
         with self._lock:
-            tee, launched = self._tee, self._launched
-            if launched and tee is not None:
-                self._tee, self._launched = None, False
+            tee = self._tee
+            if tee is not None and tee.launched:
+                self._tee = None
                 tee.stop()
             if not self._held:
                 self._put_back()
@@ -174,10 +173,8 @@ class XlaLog:
         if not self.notice(os.environ):
             return None
         with self._lock:
-            if self._launched:  # launch()ed before the watch: connected now
-                self._launched = False
-                tee = self._tee
-                assert tee is not None
+            tee = self._tee
+            if tee is not None and tee.launched:  # launch()ed before the watch: connected now
                 if not tee.connect():  # it did not start: fd 2 left alone, nothing left behind
                     self._tee = None
                     return None

@@ -128,3 +128,57 @@ def test_describing_a_function_first_seen_is_the_watchs_work(slow_describing: li
             outer(tf.ones([2]))
     assert len(slow_describing) == 3
     assert again.report.watch_seconds >= JUMP and nested.report.watch_seconds < JUMP
+
+
+@pytest.fixture
+def slow_fingerprints(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The clock jumps each time the watch reads the graphs' fingerprints of a function object
+    that was freed (``history.keep_fingerprints``, from the hub's weak-reference callback)."""
+    return _jump_on(monkeypatch, hub, "keep_fingerprints")
+
+
+def scaler() -> Any:
+    @tf.function
+    def scale(x: Any, s: Any) -> Any:
+        return x * s
+
+    return scale
+
+
+def test_reading_a_freed_functions_fingerprints_is_the_watchs_work(slow_fingerprints: list[int]) -> None:
+    with tfgraph_lab.watch() as w:
+        scale = scaler()
+        scale(tf.ones([2]), 0.5)
+        scale(tf.ones([2]), 1.5)  # a retrace on a Python float: graphs with a Python value
+        del scale  # freed in the watch: its graphs' fingerprints are read now
+    assert len(slow_fingerprints) == 1
+    report = w.report
+    assert_no_watch_work_in([e for e in report.events if e.traced])
+    assert report.watch_seconds >= JUMP
+
+    before = scaler()
+    before(tf.ones([2]), 0.5)
+    with tfgraph_lab.watch() as later:
+        before(tf.ones([2]), 1.5)
+        step = scaler()
+        step(tf.ones([2]), 0.5)
+    del before  # freed after the watch: not its work
+    assert len(slow_fingerprints) == 2
+    assert later.report.watch_seconds < JUMP
+    del step
+
+
+def test_a_function_freed_inside_a_trace_is_not_in_that_traces_cost(slow_fingerprints: list[int]) -> None:
+    @tf.function
+    def outer(x: Any) -> Any:
+        inner = scaler()  # a new tf.function in the trace, freed when outer's body returns
+        return inner(x, 2.0)
+
+    with tfgraph_lab.watch() as w:
+        outer(tf.ones([2]))
+    assert len(slow_fingerprints) == 1
+    report = w.report
+    traced = [e for e in report.events if e.traced]
+    assert {e.qualname.rsplit(".", 1)[-1] for e in traced} == {"outer", "scale"}
+    assert_no_watch_work_in(traced)
+    assert report.watch_seconds >= JUMP

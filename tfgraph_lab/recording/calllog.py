@@ -67,7 +67,9 @@ class FunctionState:
     __slots__ = (
         "__weakref__",
         "code_key",
+        "collect_seconds",
         "collected",
+        "collected_at",
         "graph_list",
         "graphs",
         "hit_graph",
@@ -107,6 +109,10 @@ class FunctionState:
         # itself" of the watches it began in (perf_counter reading ``registered_at``)
         self.register_seconds = 0.0
         self.registered_at = 0.0
+        # The same for reading its graphs' fingerprints when the object was freed
+        # (history.keep_fingerprints): in "the watch itself" of the watch it was freed in
+        self.collect_seconds = 0.0
+        self.collected_at = 0.0
 
     def rename(self, name: str, owner: str, role: str) -> None:
         """Show this function as ``name``, one of the user's (see ``TraceRecorder.name_function``):

@@ -287,8 +287,13 @@ class Hub:
             live = state_ref()
             if live is not None:
                 live.collected = True
+                began = _perf()
                 try:
                     keep_fingerprints(live)  # its graphs are still readable now, not later
+                    # about 1 ms for 40 graphs (TF 2.21): the watch's work, in no call's cost
+                    spent = _perf() - began
+                    live.collected_at, live.collect_seconds = began, spent
+                    charge(self.stack(), spent)
                 except Exception:  # a weak reference's callback must never raise
                     pass
             if self.states.get(fn_id) is live:

@@ -237,7 +237,8 @@ class TraceRecorder:
         window = self._xla_window
         if self.active and self._xla_mark is not None:
             window = XLA_LOG.window(self._xla_mark)
-        agg = aggregate(self.entries(), self.log_end, self.hints, self.started_at, window, _HUB.labels)
+        until = None if self.active else self.started_at + self.seconds
+        agg = aggregate(self.entries(), self.log_end, self.hints, self.started_at, window, _HUB.labels, until)
         return TraceReport(
             functions=agg.functions,
             events=agg.events,

@@ -287,8 +287,8 @@ class Hub:
             live = state_ref()
             if live is not None:
                 live.collected = True
-                began = _perf()
                 try:
+                    began = _perf()
                     keep_fingerprints(live)  # its graphs are still readable now, not later
                     # about 1 ms for 40 graphs (TF 2.21): the watch's work, in no call's cost
                     spent = _perf() - began

@@ -182,3 +182,38 @@ def test_a_function_freed_inside_a_trace_is_not_in_that_traces_cost(slow_fingerp
     assert {e.qualname.rsplit(".", 1)[-1] for e in traced} == {"outer", "scale"}
     assert_no_watch_work_in(traced)
     assert report.watch_seconds >= JUMP
+
+
+@pytest.fixture
+def slow_upkeep(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The clock jumps each time the hub summarises its log (``CallLog.summarise_hits``, once per
+    50 000 calls in a real run: the test lowers the threshold)."""
+    from tfgraph_lab.recording import calllog
+
+    return _jump_on(monkeypatch, calllog.CallLog, "summarise_hits")
+
+
+def test_keeping_the_log_bounded_is_the_watchs_work(slow_upkeep: list[int]) -> None:
+    @tf.function
+    def inner(x: Any) -> Any:
+        return x * 2
+
+    @tf.function
+    def outer(x: Any) -> Any:  # inner's second and third calls are cache hits inside the trace
+        return inner(x) + inner(x) + inner(x)
+
+    x = tf.ones([2])
+    with tfgraph_lab.watch() as w:
+        hub.HUB.calllog.summarise_at = 0  # summarise at every hit, as a long loop does now and then
+        outer(x)
+    # at inner's first hit, inside outer's trace (the log then sets its next one 50 000 entries on)
+    assert len(slow_upkeep) == 1
+    report = w.report
+    traced = [e for e in report.events if e.traced]
+    assert {e.qualname.rsplit(".", 1)[-1] for e in traced} == {"inner", "outer"}
+    assert_no_watch_work_in(traced)
+    assert report.watch_seconds >= JUMP
+
+    with tfgraph_lab.watch() as later:  # the log kept bounded before this watch: not its work
+        outer(x)
+    assert later.report.watch_seconds < JUMP

@@ -350,6 +350,9 @@ class CallLog:
         self.summarised_upto = 0
         self.summarise_at = KEEP_FIRST + WINDOW
         self.summaries = 0  # times summarise_hits rewrote the list (readers count afresh)
+        # the time spent keeping the log bounded (Hub.summarise_log), a running total: the
+        # watch's own work, read by each watch over its span (WatchLog.upkeep_seconds)
+        self.upkeep_seconds = 0.0
         self.lock = threading.Lock()
 
     def position(self) -> int:
@@ -397,7 +400,16 @@ class WatchLog:
     touches the recorder). Valid while attached; afterwards the recorder keeps copies.
     """
 
-    __slots__ = ("_read", "_summaries", "_warnings", "calllog", "handles", "start", "warnings_start")
+    __slots__ = (
+        "_read",
+        "_summaries",
+        "_upkeep_start",
+        "_warnings",
+        "calllog",
+        "handles",
+        "start",
+        "warnings_start",
+    )
 
     def __init__(self, calllog: CallLog, warnings: list[str], handles: TFHandles) -> None:
         self.handles = handles
@@ -407,6 +419,7 @@ class WatchLog:
         self.warnings_start = len(warnings)
         self._read = self.start  # list index up to which read_new() handed entries out
         self._summaries = calllog.summaries
+        self._upkeep_start = calllog.upkeep_seconds
 
     def entries(self) -> list[LogEntry]:
         """This watch's entries so far (a copy of the slice)."""
@@ -446,3 +459,7 @@ class WatchLog:
 
     def warnings(self) -> list[str]:
         return self._warnings[self.warnings_start :]
+
+    def upkeep_seconds(self) -> float:
+        """The time spent keeping the shared log bounded since this watch began."""
+        return self.calllog.upkeep_seconds - self._upkeep_start

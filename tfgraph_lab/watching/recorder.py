@@ -94,6 +94,7 @@ class TraceRecorder:
         self._end = 0
         self._entries: list[LogEntry] | None = None
         self._warnings: list[str] = []
+        self._upkeep = 0.0  # the log's upkeep during the watch (read at stop)
         self._report: TraceReport | None = None
         self._tally = Tally()
         self.active = False
@@ -142,6 +143,7 @@ class TraceRecorder:
             self._entries = log.entries()
             self.hints = stale_capture_hints(self._entries)
             self._warnings = log.warnings()
+            self._upkeep = log.upkeep_seconds()
         finally:
             self.active = False
             _HUB.detach(log)
@@ -219,6 +221,12 @@ class TraceRecorder:
         self._report = None
         return self.report
 
+    def _upkeep_seconds(self) -> float:
+        """The time spent keeping the shared log bounded during the watch (so far)."""
+        if self.active and self._log is not None:
+            return self._log.upkeep_seconds()
+        return self._upkeep
+
     def warnings(self) -> list[str]:
         if self.active and self._log is not None:
             return self._log.warnings()
@@ -256,7 +264,7 @@ class TraceRecorder:
                 for w in b.unknown_names(agg.functions)
             ),
             labels=_labels_for(agg.functions, agg.events, _HUB.labels),
-            watch_seconds=agg.watch_seconds,
+            watch_seconds=agg.watch_seconds + self._upkeep_seconds(),
             view=self.view,
         )
 

@@ -168,6 +168,23 @@ def test_reading_a_freed_functions_fingerprints_is_the_watchs_work(slow_fingerpr
     del step
 
 
+def test_a_watch_inside_another_counts_that_work_in_its_own_span_only(slow_fingerprints: list[int]) -> None:
+    with tfgraph_lab.watch() as outer:
+        first = scaler()
+        first(tf.ones([2]), 0.5)
+        del first  # freed in the outer watch only
+        with tfgraph_lab.watch() as inner:
+            second = scaler()
+            second(tf.ones([2]), 0.5)
+            del second  # freed in both
+        third = scaler()
+        third(tf.ones([2]), 0.5)
+        del third  # freed in the outer watch only
+    assert len(slow_fingerprints) == 3
+    assert outer.report.watch_seconds >= 3 * JUMP
+    assert JUMP <= inner.report.watch_seconds < 2 * JUMP
+
+
 def test_a_function_freed_inside_a_trace_is_not_in_that_traces_cost(slow_fingerprints: list[int]) -> None:
     @tf.function
     def outer(x: Any) -> Any:

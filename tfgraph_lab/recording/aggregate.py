@@ -124,7 +124,6 @@ def aggregate(
     origin: float | None = None,
     xla_log: LogWindow | None = None,
     labels: Mapping[str, str] | None = None,
-    until: float | None = None,
 ) -> Aggregate:
     """Summaries per function (user functions first), events in order, summarised runs of
     cached calls, and fix suggestions.
@@ -134,8 +133,6 @@ def aggregate(
     is the ``perf_counter`` reading when the watch began: events' ``start`` count from it.
     ``xla_log``: TensorFlow's XLA compile log of the watch; when usable, it gives the XLA counts.
     ``labels``: the notebook cells' names (file → ``In [3]``), for the places fixes print.
-    ``until``: the ``perf_counter`` reading when the watch ended (None: it runs): the watch's
-    own work between ``origin`` and ``until`` is its ``watch_seconds``.
     """
 
     def since(start: float) -> float | None:
@@ -145,12 +142,7 @@ def aggregate(
     events: list[Event] = []
     runs: list[CallRun] = []
     graph_index: dict[int, int] = {}
-    # the watch's own work outside the call log: describing the function objects first seen in
-    # it, reading the fingerprints of those freed in it
-    own = [0.0]
-
-    def in_watch(moment: float) -> bool:
-        return (origin is None or moment >= origin) and (until is None or moment <= until)
+    own = [0.0]  # the watch's own work describing the function objects first seen in it
 
     def acc_for(state: Any) -> _Acc:
         acc = accs.get(state.key)
@@ -158,10 +150,8 @@ def aggregate(
             acc = accs[state.key] = _Acc(state.info)
         if id(state) not in acc.objects:
             acc.objects[id(state)] = state
-            if in_watch(state.registered_at):  # described in this watch
+            if origin is None or state.registered_at >= origin:  # described in this watch
                 own[0] += state.register_seconds
-            if state.collect_seconds and in_watch(state.collected_at):  # freed in this watch
-                own[0] += state.collect_seconds
             for graph in state.graph_list:
                 if log_end is None or graph.log_pos <= log_end:
                     index_of(acc, graph)

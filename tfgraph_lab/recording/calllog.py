@@ -67,9 +67,7 @@ class FunctionState:
     __slots__ = (
         "__weakref__",
         "code_key",
-        "collect_seconds",
         "collected",
-        "collected_at",
         "graph_list",
         "graphs",
         "hit_graph",
@@ -109,10 +107,6 @@ class FunctionState:
         # itself" of the watches it began in (perf_counter reading ``registered_at``)
         self.register_seconds = 0.0
         self.registered_at = 0.0
-        # The same for reading its graphs' fingerprints when the object was freed
-        # (history.keep_fingerprints): in "the watch itself" of the watch it was freed in
-        self.collect_seconds = 0.0
-        self.collected_at = 0.0
 
     def rename(self, name: str, owner: str, role: str) -> None:
         """Show this function as ``name``, one of the user's (see ``TraceRecorder.name_function``):
@@ -350,10 +344,18 @@ class CallLog:
         self.summarised_upto = 0
         self.summarise_at = KEEP_FIRST + WINDOW
         self.summaries = 0  # times summarise_hits rewrote the list (readers count afresh)
-        # the time spent keeping the log bounded (Hub.summarise_log), a running total: the
-        # watch's own work, read by each watch over its span (WatchLog.upkeep_seconds)
-        self.upkeep_seconds = 0.0
         self.lock = threading.Lock()
+        # The watch's own work that belongs to no record, a running total each watch reads over
+        # its span (WatchLog.own_seconds): keeping this log bounded (Hub.summarise_log), reading
+        # a freed function's graph fingerprints (the hub's weak-reference callback). Its lock is
+        # held for the sum only: a callback may come on any thread, holding any other lock.
+        self.own_seconds = 0.0
+        self._own_lock = threading.RLock()
+
+    def add_own(self, seconds: float) -> None:
+        """Count ``seconds`` of the watch's own work that belongs to no record."""
+        with self._own_lock:
+            self.own_seconds += seconds
 
     def position(self) -> int:
         """The logical position of the next entry."""
@@ -401,9 +403,9 @@ class WatchLog:
     """
 
     __slots__ = (
+        "_own_start",
         "_read",
         "_summaries",
-        "_upkeep_start",
         "_warnings",
         "calllog",
         "handles",
@@ -419,7 +421,7 @@ class WatchLog:
         self.warnings_start = len(warnings)
         self._read = self.start  # list index up to which read_new() handed entries out
         self._summaries = calllog.summaries
-        self._upkeep_start = calllog.upkeep_seconds
+        self._own_start = calllog.own_seconds
 
     def entries(self) -> list[LogEntry]:
         """This watch's entries so far (a copy of the slice)."""
@@ -460,6 +462,7 @@ class WatchLog:
     def warnings(self) -> list[str]:
         return self._warnings[self.warnings_start :]
 
-    def upkeep_seconds(self) -> float:
-        """The time spent keeping the shared log bounded since this watch began."""
-        return self.calllog.upkeep_seconds - self._upkeep_start
+    def own_seconds(self) -> float:
+        """The watch's own work that belongs to no record, since this watch began
+        (:attr:`CallLog.own_seconds`)."""
+        return self.calllog.own_seconds - self._own_start

@@ -94,7 +94,7 @@ class TraceRecorder:
         self._end = 0
         self._entries: list[LogEntry] | None = None
         self._warnings: list[str] = []
-        self._upkeep = 0.0  # the log's upkeep during the watch (read at stop)
+        self._own = 0.0  # the log's own_seconds over the watch (read at stop)
         self._report: TraceReport | None = None
         self._tally = Tally()
         self.active = False
@@ -143,7 +143,7 @@ class TraceRecorder:
             self._entries = log.entries()
             self.hints = stale_capture_hints(self._entries)
             self._warnings = log.warnings()
-            self._upkeep = log.upkeep_seconds()
+            self._own = log.own_seconds()
         finally:
             self.active = False
             _HUB.detach(log)
@@ -221,11 +221,11 @@ class TraceRecorder:
         self._report = None
         return self.report
 
-    def _upkeep_seconds(self) -> float:
-        """The time spent keeping the shared log bounded during the watch (so far)."""
+    def _own_seconds(self) -> float:
+        """The watch's own work that belongs to no record, over the watch (so far)."""
         if self.active and self._log is not None:
-            return self._log.upkeep_seconds()
-        return self._upkeep
+            return self._log.own_seconds()
+        return self._own
 
     def warnings(self) -> list[str]:
         if self.active and self._log is not None:
@@ -245,8 +245,7 @@ class TraceRecorder:
         window = self._xla_window
         if self.active and self._xla_mark is not None:
             window = XLA_LOG.window(self._xla_mark)
-        until = None if self.active else self.started_at + self.seconds
-        agg = aggregate(self.entries(), self.log_end, self.hints, self.started_at, window, _HUB.labels, until)
+        agg = aggregate(self.entries(), self.log_end, self.hints, self.started_at, window, _HUB.labels)
         return TraceReport(
             functions=agg.functions,
             events=agg.events,
@@ -264,7 +263,7 @@ class TraceRecorder:
                 for w in b.unknown_names(agg.functions)
             ),
             labels=_labels_for(agg.functions, agg.events, _HUB.labels),
-            watch_seconds=agg.watch_seconds + self._upkeep_seconds(),
+            watch_seconds=agg.watch_seconds + self._own_seconds(),
             view=self.view,
         )
 

@@ -165,7 +165,7 @@ class Hub:
                 self._uninstall()
 
     def summarise_log(self) -> None:
-        """Keep the log bounded (called from the hot path when it has grown): 30-50 ms per
+        """Keep the log bounded (called from the hot path when it has grown): 31-52 ms per
         50 000 calls summarised (TF 2.21, a slow day), the watch's own work (:meth:`own_work`;
         a function's cache hits inside another's trace can reach it)."""
         began = _perf()

@@ -68,6 +68,15 @@ def assert_no_watch_work_in(traced: list[Any]) -> None:
         assert e.seconds < JUMP, f"{e.qualname}'s cost holds the watch's work: {e.seconds:.1f} s"
 
 
+def assert_traces_kept_apart(report: Any, names: set[str]) -> None:
+    """The report traced exactly the functions ``names`` (by their last name), no trace's cost
+    holds the watch's work, and the report states that work apart."""
+    traced = [e for e in report.events if e.traced]
+    assert {e.qualname.rsplit(".", 1)[-1] for e in traced} == names
+    assert_no_watch_work_in(traced)
+    assert report.watch_seconds >= JUMP
+
+
 @pytest.fixture
 def jumping_clock(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The clock jumps each time the watch notes a new graph (one jump per graph noted)."""
@@ -194,15 +203,11 @@ def test_a_function_freed_inside_a_trace_is_not_in_that_traces_cost(slow_fingerp
     with tfgraph_lab.watch() as w:
         outer(tf.ones([2]))
     assert len(slow_fingerprints) == 1
-    report = w.report
-    traced = [e for e in report.events if e.traced]
-    assert {e.qualname.rsplit(".", 1)[-1] for e in traced} == {"outer", "scale"}
-    assert_no_watch_work_in(traced)
-    assert report.watch_seconds >= JUMP
+    assert_traces_kept_apart(w.report, {"outer", "scale"})
 
 
 @pytest.fixture
-def slow_upkeep(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def slow_summaries(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The clock jumps each time the hub summarises its log (``CallLog.summarise_hits``, once per
     50 000 calls in a real run: the test lowers the threshold)."""
     from tfgraph_lab.recording import calllog
@@ -210,7 +215,7 @@ def slow_upkeep(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return _jump_on(monkeypatch, calllog.CallLog, "summarise_hits")
 
 
-def test_keeping_the_log_bounded_is_the_watchs_work(slow_upkeep: list[int]) -> None:
+def test_keeping_the_log_bounded_is_the_watchs_work(slow_summaries: list[int]) -> None:
     @tf.function
     def inner(x: Any) -> Any:
         return x * 2
@@ -224,12 +229,8 @@ def test_keeping_the_log_bounded_is_the_watchs_work(slow_upkeep: list[int]) -> N
         hub.HUB.calllog.summarise_at = 0  # summarise at every hit, as a long loop does now and then
         outer(x)
     # at inner's first hit, inside outer's trace (the log then sets its next one 50 000 entries on)
-    assert len(slow_upkeep) == 1
-    report = w.report
-    traced = [e for e in report.events if e.traced]
-    assert {e.qualname.rsplit(".", 1)[-1] for e in traced} == {"inner", "outer"}
-    assert_no_watch_work_in(traced)
-    assert report.watch_seconds >= JUMP
+    assert len(slow_summaries) == 1
+    assert_traces_kept_apart(w.report, {"inner", "outer"})
 
     with tfgraph_lab.watch() as later:  # the log kept bounded before this watch: not its work
         outer(x)

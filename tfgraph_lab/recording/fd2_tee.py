@@ -206,7 +206,7 @@ class Fd2Tee:
         return last
 
     def _restore(self) -> None:
-        if self._write_end >= 0:  # launched, never connected: the relay reads its end of input
+        if self.launched:  # never connected: the relay reads its end of input
             os.close(self._write_end)
             self._write_end = -1
         if self.saved < 0:

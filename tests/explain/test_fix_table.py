@@ -26,6 +26,7 @@ import pytest
 import tensorflow as tf
 
 import tfgraph_lab
+from tfgraph_lab.explain.arguments import LAST_BATCH_FIX
 from tfgraph_lab.model.records import FixPlan, Reason
 
 KINDS = ("positional", "keyword", "varargs", "nested", "method", "flag", "default")
@@ -349,6 +350,27 @@ def test_fix_for_the_last_batch_of_a_tf_data_pipeline() -> None:
     assert _apply_all(reason, str(w.report), "pipeline_step", run, before, traces) >= 1
 
 
+@pytest.mark.slow
+def test_fix_for_the_last_batch_of_numpy_slices_names_no_dataset_first() -> None:
+    """A custom loop over slices of a NumPy array (no tf.data): the short last slice retraces,
+    and what the report and the live line lead with must work on this code as it is."""
+    data = np.arange(10, dtype=np.float32)
+
+    def run(plan: FixPlan | None) -> tuple[list[Any], int]:
+        fn = tf.function(pipeline_step, **(decorator_kwargs(plan) if plan else {}))
+        out = [np.asarray(fn(data[i : i + 4])) for i in range(0, 10, 4)]  # 4, 4, 2
+        return out, fn.experimental_get_tracing_count()
+
+    with tfgraph_lab.watch() as w:
+        before, traces = run(None)
+    (reason,) = [r for e in w.report.events for r in e.reasons if r.code == "shape-changed"]
+    text = str(w.report)
+    assert "of a dataset" not in text and "only the first dimension shrank" in reason.message
+    assert reason.fix.startswith("declare an input_signature") and reason.fix.endswith(LAST_BATCH_FIX)
+    assert "fix: declare an input_signature" in text and "drop_remainder" not in text, text
+    assert _apply_all(reason, text, "pipeline_step", run, before, traces) >= 1
+
+
 class Regressor(tf.keras.Model):
     """A Keras model overriding train_step, driven by a custom loop through tf.function."""
 
@@ -509,8 +531,11 @@ def test_a_training_flag_that_reaches_keras_layers_stays_a_python_bool(layer: st
             applied += 1
     suggestion = w.report.function("keras_step").suggestion or ""
     assert "# expected: one graph per value of `training`" in suggestion and "tf.bool" not in suggestion
-    # drop_remainder=True, which the shape fix names first: full batches only, one graph per mode
-    assert any(r.fix.startswith("use .batch(..., drop_remainder=True)") for r in reasons)
+    # with no input_signature to offer, the shape fix is one batch size (drop_remainder=True
+    # with tf.data): full batches only, one graph per mode
+    # (reduce_retracing=True, the one plan left once the input_signature is gone, saves nothing)
+    shapes = [r.fix for r in reasons if r.code == "shape-changed"]
+    assert shapes and all(fix.startswith(LAST_BATCH_FIX + "; ") for fix in shapes), shapes
     tf.keras.utils.set_random_seed(0)
     step = tf.function(_keras_step(_keras_model(layer)))
     for mode in (True, False):

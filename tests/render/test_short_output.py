@@ -12,6 +12,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import tfgraph_lab  # noqa: E402
+from tfgraph_lab.explain.arguments import LAST_BATCH_FIX  # noqa: E402
 from tfgraph_lab.explain.fix_text import SUMMARY_CHARS, short_fix  # noqa: E402
 from tfgraph_lab.explain.fixes import code_name  # noqa: E402
 from tfgraph_lab.model.records import Reason  # noqa: E402
@@ -76,7 +77,9 @@ def test_fix_is_said_once_in_its_short_form_and_whole_in_the_json() -> None:
     reasons = [r for e in w.report.events for r in e.reasons if r.code == "shape-changed"]
     assert [r.argument for r in reasons] == ["x", "y"] and reasons[0].fix == reasons[1].fix
     short = short_fix(reasons[0], "step")
-    assert 20 < len(short.summary) <= SUMMARY_CHARS and "drop_remainder=True" in short.summary
+    # the fix that holds for any source of batches leads; tf.data's drop_remainder stays in the data
+    assert short.summary == "declare an input_signature with None where dimensions vary"
+    assert reasons[0].fix.endswith("; or " + LAST_BATCH_FIX)
     assert short.code.startswith("@tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)")
     assert short.tradeoff.startswith("another dtype or rank then raises TypeError")
     text = str(w.report)
@@ -166,11 +169,11 @@ def test_a_fix_for_one_argument_counts_what_it_saves_checked_under_tensorflow() 
 def test_a_long_summary_is_cut_between_its_two_ways_not_mid_sentence() -> None:
     from tfgraph_lab.explain.fix_text import _clip_summary
 
-    demo = (  # the demo's first retrace (TF 2.21): was cut as "… with None where…"
-        "use .batch(..., drop_remainder=True) (drops the last, smaller batch), or declare an "
-        "input_signature with None where dimensions vary, for every argument of train_step"
+    demo = (  # two ways in one summary: once cut mid-sentence as "… with None where…"
+        "pass tensors of one rank (reshape first, or pad the shorter ones to the longest), or "
+        "accept any rank: declare an input_signature with None where dimensions vary"
     )
-    assert _clip_summary(demo) == "use .batch(..., drop_remainder=True) (drops the last, smaller batch), or:"
+    assert _clip_summary(demo) == "pass tensors of one rank (reshape first, or pad the shorter ones to the longest), or:"
     assert _clip_summary("pass `lr` as a tensor") == "pass `lr` as a tensor"
     one_way = "declare " + "a very long clause " * 10
     assert _clip_summary(one_way).endswith("…") and len(_clip_summary(one_way)) <= SUMMARY_CHARS

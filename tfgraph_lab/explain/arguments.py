@@ -28,6 +28,7 @@ from .fixes import (
 from .folds import texts_seen
 
 __all__ = [
+    "LAST_BATCH_FIX",
     "argument_added_or_removed",
     "composite_changed",
     "dtype_changed",
@@ -39,6 +40,9 @@ __all__ = [
     "variable_changed",
 ]
 
+
+# The other way for a smaller last batch, after the fix that holds for any source of batches.
+LAST_BATCH_FIX = "pass full batches only (tf.data: .batch(..., drop_remainder=True))"
 
 _KIND_WORDS = {
     "tensor": "Tensor",
@@ -258,8 +262,10 @@ def tensor_changed(
     )
     message = f"`{path}` changed shape {prev.shape_text} → {leaf.shape_text}"
     if last_batch:
-        message += " — typically the smaller last batch of a dataset"
-        fix = f"use .batch(..., drop_remainder=True) (drops the last, smaller batch), or {cure}"
+        # Not "of a dataset": slices of a NumPy array (x[i:i + 32]) make the same short batch,
+        # and drop_remainder is no fix there. The fix that holds either way comes first.
+        message += " — only the first dimension shrank, as in a smaller last batch"
+        fix = f"{cure}; or {LAST_BATCH_FIX}" if plans else f"{LAST_BATCH_FIX} ({cure})"
     else:
         fix = cure
     return Reason(ReasonCode.SHAPE_CHANGED, path, prev.shape_text, leaf.shape_text, message, fix, plans=plans)

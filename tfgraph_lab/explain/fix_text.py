@@ -178,8 +178,8 @@ def short_fix(reason: Reason, name: str = "f") -> ShortFix:
 
 
 def _clip_summary(text: str) -> str:
-    """A summary that names two ways ("use .batch(..., drop_remainder=True) (…), or declare an
-    input_signature …") is cut after the first way, ending ``, or:`` — the code line below it is the
+    """A summary that names two ways ("pass tensors of one rank (…), or accept any rank: …") is
+    cut after the first way, ending ``, or:`` — the code line below it is the
     other way — rather than mid-sentence."""
     if len(text) <= SUMMARY_CHARS:
         return text

@@ -40,6 +40,7 @@ from dataclasses import replace
 
 from ..model.records import CallSource, Reason
 from ..model.vocab import CompileSetting, ReasonCode, XlaCode
+from .arguments import LAST_BATCH_FIX
 
 __all__ = [
     "flag_suggestion",
@@ -295,7 +296,7 @@ def keras_flag_reason(reason: Reason, flags: Sequence[str], name: str) -> Reason
     )
     if plans == reason.plans:
         return reason
-    last_batch = reason.fix.startswith("use .batch(")  # tensor_changed's text for a last batch
+    last_batch = LAST_BATCH_FIX in reason.fix  # tensor_changed's other way for a last batch
     fix = _keep_python(flags)
     if plans:
         fix = (
@@ -303,7 +304,7 @@ def keras_flag_reason(reason: Reason, flags: Sequence[str], name: str) -> Reason
             "Keras 3's Dropout and BatchNormalization raise OperatorNotAllowedInGraphError on one)"
         )
     if last_batch:
-        fix = f"use .batch(..., drop_remainder=True) (drops the last, smaller batch), or {fix}"
+        fix = f"{fix}; or {LAST_BATCH_FIX}" if plans else f"{LAST_BATCH_FIX}; {fix}"
     return replace(reason, fix=fix, plans=plans)
 
 

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from ..model.records import CallSource, FixPlan, Reason
 from ..model.signatures import ArgLeaf, Signature, parent_path
 from ..model.vocab import ReasonCode
+from .arguments import LAST_BATCH_FIX
 from .call_edits import call_edits, meets_floats_only
 from .fixes import (
     PYTHON_TENSOR_DTYPES,
@@ -312,7 +313,16 @@ def _without(fix: str, text: str, code: str = "") -> str | None:
     """``fix`` without the plan ``text`` and the words that join it, or None. A plan that is the
     fix's only cure (``…, or @tf.function(reduce_retracing=True) → … (no input_signature fits
     …)``) goes with what follows it (words about that change), and the fix says it would save
-    nothing."""
+    nothing. A last batch's other way (``; or pass full batches only …``, after the cure) is
+    about no plan: it stays, first when nothing else is left to do."""
+    tail = "; or " + LAST_BATCH_FIX
+    if fix.endswith(tail):
+        rest = _without(fix[: -len(tail)], text, code)
+        if rest is None:
+            return None
+        if rest in ("", _saves_none(code)):
+            return f"{LAST_BATCH_FIX}; {rest}" if rest else LAST_BATCH_FIX
+        return rest + tail
     for around in _DROPPED_AROUND:
         if around + text in fix:
             return fix.replace(around + text, "", 1)
@@ -324,12 +334,17 @@ def _without(fix: str, text: str, code: str = "") -> str | None:
         if head.endswith(join):
             head = head[: -len(join)].rstrip()
             break
-    # "pass `x` as … at every call of f" is an imperative: as the subject it reads "passing …"
-    subject = "passing " + code[len("pass ") :] if code.startswith("pass ") else code
-    saved_none = f"{subject} would save no graph for these calls (other arguments make them)" if code else ""
+    saved_none = _saves_none(code)
     if not head:
         return saved_none
     return f"{head}; {saved_none}" if saved_none else head
+
+
+def _saves_none(code: str) -> str:
+    """What a fix says of the change ``code`` that saves no graph ("" for no code)."""
+    # "pass `x` as … at every call of f" is an imperative: as the subject it reads "passing …"
+    subject = "passing " + code[len("pass ") :] if code.startswith("pass ") else code
+    return f"{subject} would save no graph for these calls (other arguments make them)" if code else ""
 
 
 # the words before a plan that is a fix's only cure (explain.arguments' texts)

@@ -160,6 +160,16 @@ def test_last_partial_batch_fix_leads_with_the_none_dim_then_drop_remainder() ->
     assert "dataset" not in reason.message and "smaller last batch" in reason.message
 
 
+def test_last_partial_batch_with_no_plan_still_names_full_batches() -> None:
+    # a new object too: no input_signature describes it, reduce_retracing would save nothing
+    shape, _ = explain_trace(sig(t("x", (8, 4)), obj("m", "0x2")), [sig(t("x", (32, 4)), obj("m", "0x1"))])
+    assert shape.code == "shape-changed" and not shape.plans
+    assert shape.fix == (
+        "pass full batches only (tf.data: .batch(..., drop_remainder=True)): "
+        "these calls also differ in more than shapes"
+    )
+
+
 @pytest.mark.parametrize(
     ("shapes", "expected"),
     [

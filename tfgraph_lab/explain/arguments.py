@@ -43,6 +43,7 @@ __all__ = [
 
 # The other way for a smaller last batch, after the fix that holds for any source of batches.
 LAST_BATCH_FIX = "pass full batches only (tf.data: .batch(..., drop_remainder=True))"
+_MORE_THAN_SHAPES = "these calls also differ in more than shapes"
 
 _KIND_WORDS = {
     "tensor": "Tensor",
@@ -240,7 +241,7 @@ def tensor_changed(
             f"{relax.text(name)} (no input_signature fits these arguments{why_no_input_signature(history)})"
         )
     else:
-        cure = "keep its shape fixed: these calls also differ in more than shapes"
+        cure = f"keep its shape fixed: {_MORE_THAN_SHAPES}"
 
     assert prev.shape is not None and leaf.shape is not None  # tensor_differs: same dtype, both known
     if len(prev.shape) != len(leaf.shape):
@@ -265,7 +266,7 @@ def tensor_changed(
         # Not "of a dataset": slices of a NumPy array (x[i:i + 32]) make the same short batch,
         # and drop_remainder is no fix there. The fix that holds either way comes first.
         message += " — only the first dimension shrank, as in a smaller last batch"
-        fix = f"{cure}; or {LAST_BATCH_FIX}" if plans else f"{LAST_BATCH_FIX} ({cure})"
+        fix = f"{cure}; or {LAST_BATCH_FIX}" if plans else f"{LAST_BATCH_FIX}: {_MORE_THAN_SHAPES}"
     else:
         fix = cure
     return Reason(ReasonCode.SHAPE_CHANGED, path, prev.shape_text, leaf.shape_text, message, fix, plans=plans)

@@ -179,8 +179,8 @@ def short_fix(reason: Reason, name: str = "f") -> ShortFix:
 
 def _clip_summary(text: str) -> str:
     """A summary that names two ways ("pass tensors of one rank (…), or accept any rank: …") is
-    cut after the first way, ending ``, or:`` — the code line below it is the
-    other way — rather than mid-sentence."""
+    cut after the first way, ending ``, or:`` — the code line below it is the other way — rather
+    than mid-sentence."""
     if len(text) <= SUMMARY_CHARS:
         return text
     cut = text.rfind(", or ", 0, SUMMARY_CHARS - 4)

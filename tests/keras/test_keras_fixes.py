@@ -251,3 +251,28 @@ def test_xla_compiles_of_keras_steps_get_keras_level_fixes() -> None:
     assert not any("@tf.function" in fix or "input_signature" in fix for fix in fixes)
     assert xla_rows(True, True)[0] == {"predict step (XLA)": 1}  # padded: one size, one compile
     assert xla_rows(False, False)[0] == {}  # jit_compile=False: no XLA
+
+
+@pytest.mark.slow
+def test_xla_compiles_of_fit_on_arrays_get_a_fix_for_arrays() -> None:
+    """fit on NumPy arrays has no drop_remainder: the fix names a batch_size that divides the
+    samples (100 rows: 25) beside tf.data's drop_remainder, and both compile once, as printed."""
+
+    def fit_rows(data: Any, batch_size: int | None = None) -> tuple[int, list[str]]:
+        m, cb = model(jit_compile=True), TraceCallback()
+        if batch_size is None:
+            m.fit(data, epochs=2, verbose=0, callbacks=[cb])
+        else:
+            m.fit(*data, batch_size=batch_size, epochs=2, verbose=0, callbacks=[cb])
+        fixes = [r.fix for e in cb.report.events for r in e.xla_reasons or () if r.fix]
+        compiles = [f.xla_compiles for f in cb.report.shown_functions if "train step" in f.label]
+        return sum(compiles), fixes
+
+    y = X[:, :1]
+    compiles, fixes = fit_rows((X, y), 32)
+    assert compiles >= 2 and fixes, fixes  # 32 rows, then the short 4
+    assert all("a batch_size that divides the number of samples" in fix for fix in fixes), fixes
+    assert all("drop_remainder=True" in fix for fix in fixes)
+    assert fit_rows((X, y), 25)[0] == 1  # 100 = 4 × 25: one size, one compile
+    dataset = tf.data.Dataset.from_tensor_slices((X, y)).batch(32, drop_remainder=True)
+    assert fit_rows(dataset)[0] == 1

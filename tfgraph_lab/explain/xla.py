@@ -34,8 +34,8 @@ __all__ = [
 XLA_CODES = tuple(XlaCode)  # in the order of docs/ARCHITECTURE.md's list
 
 XLA_FIX = (
-    "pad or bucket the varying dimension to a few sizes (pad each batch to full size, mask the "
-    "padding), batch with drop_remainder=True, or use jit_compile=False where shapes must vary"
+    "pad or bucket the varying dimension to a few sizes (mask the padding), pass full batches "
+    "only (tf.data: drop_remainder=True), or use jit_compile=False where shapes must vary"
 )
 
 _NONE_DIM = "a None dimension in the input_signature stops the retrace, not the XLA compilation"

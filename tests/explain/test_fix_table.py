@@ -531,9 +531,8 @@ def test_a_training_flag_that_reaches_keras_layers_stays_a_python_bool(layer: st
             applied += 1
     suggestion = w.report.function("keras_step").suggestion or ""
     assert "# expected: one graph per value of `training`" in suggestion and "tf.bool" not in suggestion
-    # with no input_signature to offer, the shape fix is one batch size (drop_remainder=True
-    # with tf.data): full batches only, one graph per mode
-    # (reduce_retracing=True, the one plan left once the input_signature is gone, saves nothing)
+    # no input_signature to offer, and reduce_retracing=True (the one plan left) saves nothing:
+    # the shape fix leads with full batches only, one graph per mode
     shapes = [r.fix for r in reasons if r.code == "shape-changed"]
     assert shapes and all(fix.startswith(LAST_BATCH_FIX + "; ") for fix in shapes), shapes
     tf.keras.utils.set_random_seed(0)

@@ -271,7 +271,7 @@ def test_xla_compiles_of_fit_on_arrays_get_a_fix_for_arrays() -> None:
     y = X[:, :1]
     compiles, fixes = fit_rows((X, y), 32)
     assert compiles >= 2 and fixes, fixes  # 32 rows, then the short 4
-    assert all("a batch_size that divides the number of samples" in fix for fix in fixes), fixes
+    assert all("fit, evaluate: a batch_size that divides the number of samples" in fix for fix in fixes), fixes
     assert all("drop_remainder=True" in fix for fix in fixes)
     assert fit_rows((X, y), 25)[0] == 1  # 100 = 4 × 25: one size, one compile
     dataset = tf.data.Dataset.from_tensor_slices((X, y)).batch(32, drop_remainder=True)

@@ -112,13 +112,14 @@ def keras_xla_reason(reason: Reason) -> Reason:
     with TF's compile log (``TF_CPP_VMODULE=device_compiler=2``): predict on lengths 10, 37 and
     64 compiles its XLA step 3×, padded to multiples of 32 once, with ``jit_compile=False``
     never. fit on 100 NumPy rows compiles its train step 2× at batch_size=32 (32, then the
-    short 4), once at batch_size=25 (Keras 3.15, TF 2.21): arrays have no drop_remainder."""
+    short 4), once at batch_size=25 (Keras 3.15, TF 2.21), and evaluate alike: arrays have no
+    drop_remainder."""
     if reason.code not in (XlaCode.SHAPE_CHANGED, XlaCode.RANK_CHANGED, XlaCode.HIDDEN_SHAPE):
         return reason
     return replace(
         reason,
         fix="give Keras batches of one size (predict: pad x to a multiple of batch_size and drop "
-        "the extra rows; fit: a batch_size that divides the number of samples, or a tf.data "
+        "the extra rows; fit, evaluate: a batch_size that divides the number of samples, or a tf.data "
         "dataset batched with drop_remainder=True), or, where sizes must vary, compile without "
         "XLA: model.compile(..., jit_compile=False)",
         plans=(),

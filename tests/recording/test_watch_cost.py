@@ -6,11 +6,13 @@ function's trace holds the records of the nested calls it makes. That work is ta
 trace's cost and stated once, as ``report.watch_seconds``. Checked with a clock that jumps 100 s
 whenever the watch notes a new graph, so no wall-clock time is asserted: a cost that held the
 watch's work would be over 100 s. (The reasons themselves are built outside every span:
-``test_explain_outside.py``.)
+``test_explain_outside.py``.) The other way round, a garbage collection that runs inside the
+watch's work is not the watch's: the clock jumps during a collection.
 """
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any
 
@@ -235,3 +237,68 @@ def test_keeping_the_log_bounded_is_the_watchs_work(slow_summaries: list[int]) -
     with tfgraph_lab.watch() as later:  # the log kept bounded before this watch: not its work
         outer(x)
     assert later.report.watch_seconds < JUMP
+
+
+@pytest.fixture
+def collecting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Python collects garbage each time the watch notes a new graph (as a full collection
+    starts at whichever allocation crosses its threshold, the watch's own included), and the
+    clock jumps ``JUMP`` seconds during each collection; returns the collections made."""
+    offset = [0.0]
+    collections: list[int] = []
+    real = hub.note_new_graph
+
+    def clock() -> float:
+        return time.perf_counter() + offset[0]
+
+    def jump(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":  # after the GC clock read its start: it was installed first
+            offset[0] += JUMP
+            collections.append(1)
+
+    def noting(*args: Any, **kwargs: Any) -> Any:
+        gc.callbacks.append(jump)
+        try:
+            gc.collect()
+        finally:
+            gc.callbacks.remove(jump)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(hooks, "_perf", clock)
+    monkeypatch.setattr(hub, "_perf", clock)
+    monkeypatch.setattr(recorder, "_perf", clock)
+    monkeypatch.setattr(hub.HUB.gc, "_perf", clock)
+    monkeypatch.setattr(hub, "note_new_graph", noting)
+    return collections
+
+
+def test_a_garbage_collection_inside_the_watchs_work_is_not_the_watchs(collecting: list[int]) -> None:
+    @tf.function
+    def step(x: Any) -> Any:
+        return x + 1
+
+    with tfgraph_lab.watch() as w:
+        step(tf.ones([2]))
+        step(tf.ones([3]))
+    report = w.report
+    assert len(collecting) == 2
+    # tfgraph-lab demo said "the watch itself: 140 ms" for 10 ms of work: a full collection
+    assert report.watch_seconds < JUMP
+    # each ran after its call returned, while the watch recorded it: in no call's cost either
+    traced = [e for e in report.events if e.traced]
+    assert len(traced) == 2
+    assert_no_watch_work_in(traced)
+    assert not recorder.is_patched() and hub.HUB.gc not in gc.callbacks
+
+
+def test_a_garbage_collection_inside_a_trace_stays_in_that_traces_cost(collecting: list[int]) -> None:
+    outer, _ = nested_pair()
+    with tfgraph_lab.watch() as w:
+        outer(tf.ones([2]))  # inner's graph is noted inside outer's trace, outer's after it
+    report = w.report
+    assert len(collecting) == 2
+    assert report.watch_seconds < JUMP
+    cost = {e.qualname.rsplit(".", 1)[-1]: e.seconds for e in report.events if e.traced}
+    # the collection made while noting inner's graph ran in outer's trace: outer's time, as it
+    # would be unwatched; the one made while noting outer's ran in no call
+    assert JUMP <= cost["outer"] < 2 * JUMP and cost["inner"] < JUMP

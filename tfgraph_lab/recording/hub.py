@@ -14,7 +14,9 @@ last one detaches (watches nest; each sees its own slice of one shared log throu
 * a ``CONCRETE_FUNCTION_CALLBACKS`` entry (:meth:`Hub.on_concrete_function`): exactly one event
   per new graph, on the tracing thread, attributed through the cache the graph goes into (never
   by count deltas, which are wrong under threads and overlap under recursion);
-* a logging filter: TF's retracing warnings into the report, quiet while explained.
+* a logging filter: TF's retracing warnings into the report, quiet while explained;
+* a ``gc.callbacks`` entry (:mod:`tfgraph_lab.recording.gc_clock`): the garbage collections
+  that run inside the watch's own work are kept out of "the watch itself".
 
 The hub keeps the registry of function objects (:class:`~tfgraph_lab.recording.calllog.FunctionState`,
 held weakly; Keras's steps named for the user, :mod:`tfgraph_lab.adapter.keras_steps`), records the slow
@@ -41,6 +43,7 @@ from ..model.places import caller_at, caller_location, cell_label
 from ..model.vocab import Scope, Via
 from . import hooks as _hooks
 from .calllog import CallLog, CallRecord, FunctionState, GraphState, ThreadStack, WatchLog
+from .gc_clock import GcClock, gc_clock_installed
 from .history import History, explain_notes, keep_fingerprints, note_new_graph
 from .hooks import make_call_flat_hook, make_call_hook, make_count_only_hook, make_gcf_hook
 from .host import NO_TRACES, Frame
@@ -53,7 +56,8 @@ __all__ = ["HUB", "Hub", "hooks_installed"]
 
 
 def hooks_installed() -> bool:
-    """True while any tfgraph_lab hook is installed in TensorFlow (or our warning handler)."""
+    """True while any tfgraph_lab hook is installed in TensorFlow (or our warning handler, or
+    the GC clock in ``gc.callbacks``)."""
     h = tfa.loaded_handles()
     if h is None:
         return False
@@ -65,7 +69,7 @@ def hooks_installed() -> bool:
         return True
     if h.callbacks is not None and any(getattr(cb, "__self__", None) is HUB for cb in h.callbacks):
         return True
-    return handler_installed()
+    return handler_installed() or gc_clock_installed()
 
 
 class Hub:
@@ -92,6 +96,7 @@ class Hub:
         # Called with each record that retraced, on the trace path only (never on a hit).
         self.retrace_sink: Callable[[CallRecord, Mapping[str, str]], None] | None = None
         self.waiting: list[ThreadStack] = []  # threads holding retraces for the live log
+        self.gc = GcClock()  # collections, kept out of the watch's own spans (installed with the hooks)
 
     def add_record(self, record: CallRecord, in_trace: bool = False) -> None:
         """Append a slow-path record to the log; a retrace goes to the live log as well.
@@ -168,16 +173,21 @@ class Hub:
         """Keep the log bounded (called from the hot path when it has grown): 31-52 ms per
         50 000 calls summarised (TF 2.21, a slow day), the watch's own work (:meth:`own_work`;
         a function's cache hits inside another's trace can reach it)."""
-        began = _perf()
+        began, gc_began = _perf(), self.gc.seconds
         with self.lock:
             newest = self.watches[-1].start if self.watches else len(self.calllog.entries)
         self.calllog.summarise_hits(newest)
-        self.own_work(began)
+        self.own_work(began, gc_began)
 
-    def own_work(self, began: float) -> None:
+    def own_since(self, began: float, gc_began: float) -> float:
+        """The watch's own seconds in a span it began at ``began`` (``_perf()``), when the GC
+        clock read ``gc_began``: the span, less the garbage collections that ran in it."""
+        return _perf() - began - (self.gc.seconds - gc_began)
+
+    def own_work(self, began: float, gc_began: float) -> None:
         """The watch's work since ``began`` that belongs to no record: in "the watch itself" of
         every watch running (``CallLog.own_seconds``), in no cost of the calls in progress."""
-        spent = _perf() - began
+        spent = self.own_since(began, gc_began)
         self.calllog.add_own(spent)
         charge(self.stack(), spent)
 
@@ -190,6 +200,7 @@ class Hub:
         self.cache_owner = {}
         self.objects_seen = {}
         self.xla = XlaModel(tfa.xla_key_reader() if h.full else None, self.xla_memory)
+        self.gc.install()
         fn_cls = h.function_class
         self.originals = {"__call__": fn_cls.__dict__["__call__"]}
         try:
@@ -222,6 +233,7 @@ class Hub:
         if self.log_handler is not None:
             remove_handler(self.log_handler)
             self.log_handler = None
+        self.gc.remove()
         self.originals = {}
         self.states = {}
         self.cache_owner = {}
@@ -274,10 +286,10 @@ class Hub:
         state = self.states.get(id(fn))
         if state is not None and state.ref() is fn:
             return state
-        began = _perf()
+        began, gc_began = _perf(), self.gc.seconds
         with self.lock:
             state = self._register(fn)
-        spent = _perf() - began
+        spent = self.own_since(began, gc_began)
         state.registered_at, state.register_seconds = began, spent
         charge(self.stack(), spent)  # inside the span of any call in progress: not TF's time
         return state
@@ -299,9 +311,9 @@ class Hub:
             if live is not None:
                 live.collected = True
                 try:
-                    began = _perf()
+                    began, gc_began = _perf(), self.gc.seconds
                     keep_fingerprints(live)  # its graphs are still readable now, not later
-                    self.own_work(began)  # about 1 ms for 40 graphs (TF 2.21)
+                    self.own_work(began, gc_began)  # about 1 ms for 40 graphs (TF 2.21)
                 except Exception:  # a weak reference's callback must never raise
                     pass
             if self.states.get(fn_id) is live:
@@ -347,14 +359,14 @@ class Hub:
     def on_concrete_function(self, cf: Any) -> None:
         """CONCRETE_FUNCTION_CALLBACKS entry: one new graph, on the thread that traced it. Runs
         inside the traced call's span: its time is the watch's, not TensorFlow's (charged)."""
-        began = _perf()
+        began, gc_began = _perf(), self.gc.seconds
         graph = None
         try:
             graph = self._on_concrete_function(cf)
         except Exception:
             logging.getLogger(__name__).debug("tfgraph_lab: trace not recorded", exc_info=True)
         finally:
-            spent = _perf() - began
+            spent = self.own_since(began, gc_began)
             if graph is not None:
                 graph.tool_seconds = spent
             charge(self.stack(), spent)
@@ -436,7 +448,7 @@ class Hub:
         records of the calls the trace made) is taken out, so the record's ``seconds`` is
         TensorFlow's time. This method's own time is the record's ``tool_seconds``, charged to
         the calls still in progress around it (their spans hold it)."""
-        began = _perf()
+        began, gc_began = _perf(), self.gc.seconds
         # When the call began, to within the microsecond since the hook read the clock.
         start = began - seconds
         stack = self.stack()
@@ -449,7 +461,7 @@ class Hub:
         finally:
             if not stack and stack.lines:
                 self.flush_lines(stack)  # the outermost call returned: its retraces' lines
-            own = _perf() - began
+            own = self.own_since(began, gc_began)
             record.tool_seconds = own
             charge(stack, own)
             if not stack:

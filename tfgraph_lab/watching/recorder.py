@@ -68,7 +68,8 @@ def reset_recording() -> None:
 
 
 def is_patched() -> bool:
-    """True while any tfgraph_lab hook is installed in TensorFlow."""
+    """True while any tfgraph_lab hook is installed: in TensorFlow, its logger, or Python's
+    ``gc.callbacks``."""
     return hooks_installed()
 
 

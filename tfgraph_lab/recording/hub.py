@@ -200,10 +200,10 @@ class Hub:
         self.cache_owner = {}
         self.objects_seen = {}
         self.xla = XlaModel(tfa.xla_key_reader() if h.full else None, self.xla_memory)
-        self.gc.install()
         fn_cls = h.function_class
         self.originals = {"__call__": fn_cls.__dict__["__call__"]}
         try:
+            self.gc.install()
             make_hook = make_call_hook if h.full else make_count_only_hook
             setattr(fn_cls, "__call__", make_hook(self, self.originals["__call__"]))  # noqa: B010
             if h.full:

@@ -65,6 +65,19 @@ def nested_pair() -> tuple[Any, Any]:
     return outer, inner
 
 
+def watched_at_two_shapes() -> Any:
+    """The report of a watch in which a new tf.function is called at two shapes: two traces."""
+
+    @tf.function
+    def step(x: Any) -> Any:
+        return x + 1
+
+    with tfgraph_lab.watch() as w:
+        step(tf.ones([2]))
+        step(tf.ones([3]))
+    return w.report
+
+
 def assert_no_watch_work_in(traced: list[Any]) -> None:
     for e in traced:
         assert e.seconds < JUMP, f"{e.qualname}'s cost holds the watch's work: {e.seconds:.1f} s"
@@ -101,14 +114,7 @@ def test_a_nested_functions_records_are_not_in_the_outer_traces_cost(jumping_clo
 
 
 def test_the_watch_cost_is_said_once_and_kept_in_the_json(jumping_clock: list[int]) -> None:
-    @tf.function
-    def step(x: Any) -> Any:
-        return x + 1
-
-    with tfgraph_lab.watch() as w:
-        step(tf.ones([2]))
-        step(tf.ones([3]))
-    report = w.report
+    report = watched_at_two_shapes()
     text = str(report)
     assert text.count("the watch itself:") == 1 and "over 2 traces" in text
     assert report._repr_html_().count("the watch itself:") == 1
@@ -273,14 +279,7 @@ def collecting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_a_garbage_collection_inside_the_watchs_work_is_not_the_watchs(collecting: list[int]) -> None:
-    @tf.function
-    def step(x: Any) -> Any:
-        return x + 1
-
-    with tfgraph_lab.watch() as w:
-        step(tf.ones([2]))
-        step(tf.ones([3]))
-    report = w.report
+    report = watched_at_two_shapes()
     assert len(collecting) == 2
     # tfgraph-lab demo said "the watch itself: 140 ms" for 10 ms of work: a full collection
     assert report.watch_seconds < JUMP

@@ -31,7 +31,7 @@ def test_a_stop_without_its_start_counts_nothing() -> None:
     fake = FakeClock()
     clock = GcClock(fake)
     fake.now = 5.0
-    clock("stop", {"generation": 0})  # installed during a collection (a weakref callback)
+    clock("stop", {"generation": 0})  # installed while a collection ran
     assert clock.seconds == 0.0
 
 

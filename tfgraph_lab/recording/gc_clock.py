@@ -4,9 +4,9 @@ them out.
 A full collection of a process that imported TensorFlow walks its whole heap: 6 full collections
 in ``tfgraph-lab demo`` took 433 ms, the longest 140 ms (TF 2.21, Python 3.11, a slow day of a
 2-core VM). CPython starts one at whichever allocation crosses its threshold, and when that was
-one of the watch's own while it noted a trace, the demo's report said "the watch itself: 140 ms
-over 22 traces" for work that takes 10 ms. The collection is the program's heap, collected at a
-moment the program would have reached a few allocations later, not the watch's work: the spans
+one the watch made inside its own work, the demo's report said "the watch itself: 143 ms over 22
+traces" for work that takes 10 ms (9.5 ms with ``gc.disable()``). The collection is the
+program's heap, which the program's own next allocations would have collected: the spans
 the watch times itself by (:mod:`tfgraph_lab.recording.hub`) subtract what this clock counted
 inside them. What the watch's own allocations add to the program's collections is in the
 program's time, where ``benchmarks/retracing.py`` sees it.
@@ -42,7 +42,7 @@ class GcClock:
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
         # Called by the interpreter: must never raise. A "stop" with no "start" (installed
-        # during a collection, from a weakref callback) counts nothing.
+        # while a collection ran, as by a watch started from a finalizer) counts nothing.
         if phase == "start":
             self._began = self._perf()
         elif self._began is not None:

@@ -315,8 +315,13 @@ def test_a_loop_on_the_terminal_prints_three_lines_then_folds_the_rest(
     # retraces are one line each; the next ones are counted, without building their reasons,
     # and written as one line once 5 s passed since the function's last line (a clock made to
     # jump here) and when the watch ends. The report explains every one.
+    # What told a folded graph from the one before is read when its line is written, not on the
+    # trace path (there it ran with the tool's code and data cold).
     now = [0.0]
     monkeypatch.setattr(livelog.LIVE_LOG, "clock", lambda: now[0])
+    told: list[object] = []
+    real_told = livelog._told
+    monkeypatch.setattr(livelog, "_told", lambda graph: told.append(graph) or real_told(graph))
 
     @tf.function
     def scale(x, s):
@@ -328,9 +333,13 @@ def test_a_loop_on_the_terminal_prints_three_lines_then_folds_the_rest(
             scale(x, 0.5 + i)  # 5 retraces: 3 lines, 2 folded
         records = [e for e in w.entries() if isinstance(e, CallRecord) and e.traces]
         assert [r.explain is None for r in records] == [False, True, True, True, False, False]
+        assert told == []  # folded, not yet compared
         now[0] = livelog.FOLD_SECONDS
         scale(x, 10.5)  # the 6th: its function's folded line comes now (3 folded)
+        assert len(told) == 3
         scale(x, 11.5)  # the 7th: folded again, written when the watch ends
+        assert len(told) == 3
+    assert len(told) == 4
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("tfgraph_lab: ")]
     assert len(lines) == 5, lines
     assert all("scale retraced (python-value-changed s: " in line for line in lines[:3])

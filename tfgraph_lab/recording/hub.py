@@ -336,11 +336,15 @@ class Hub:
         graphs = state.graphs
         counts = state.scope_counts
         scope = graph.scope if graph.scope_known else None
+        # bound here: a concrete function freed at interpreter exit, after this module's globals
+        # were cleared, calls ``forget`` with ``_uncount`` gone ("Exception ignored in: forget …
+        # 'NoneType' object is not callable", seen once at a pytest worker's exit, Python 3.11)
+        uncount = _uncount
 
         def forget(_: Any) -> None:
             if graphs.get(cf_id) is graph:
                 graphs.pop(cf_id, None)
-                _uncount(counts, scope)
+                uncount(counts, scope)
             if state.hit_graph is graph:
                 state.hit_graph = None  # its hits are no longer certain (rare: caches keep graphs)
 

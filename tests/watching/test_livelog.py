@@ -343,10 +343,33 @@ def test_a_loop_on_the_terminal_prints_three_lines_then_folds_the_rest(
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("tfgraph_lab: ")]
     assert len(lines) == 5, lines
     assert all("scale retraced (python-value-changed s: " in line for line in lines[:3])
-    assert "scale retraced 3 more times (changed from the graph before: s ×3)" in lines[3]
-    assert "scale retraced 1 more time (changed from the graph before: s ×1)" in lines[4]
+    # the test's long name and place leave room for the short lead only
+    assert "scale retraced 3 more times (changed: s ×3) · last at " in lines[3]
+    assert "scale retraced 1 more time (changed: s ×1) · last at " in lines[4] and " · cost " in lines[4]
     assert lines[4].endswith("reasons and fix: see the report")
     report = w.report
     assert scale.experimental_get_tracing_count() == 8 == report.function("scale").traces
     retraces = [e for e in report.events if e.retrace]
     assert len(retraces) == 7 and all(e.reasons[0].code == "python-value-changed" for e in retraces)
+
+
+def test_a_folded_line_keeps_its_place_and_cost_when_what_changed_is_long() -> None:
+    # `tfgraph-lab demo` printed "…retraced 18 more times (changed from the graph before: x ×18,
+    # y ×18, lr ×9, training ×1) · last at… · reasons and fix: see the report": no place, no cost.
+    changed = {"x": 18, "y": 18, "lr": 9, "training": 1}
+    for caller, told in (
+        ("tfgraph_lab/faces/demo.py:73", "(changed: x ×18, y ×18, lr ×9"),
+        ("/home/someone/project/tfgraph_lab/faces/demo.py:73", "(changed: x"),
+    ):
+        more = livelog._More("trap.<locals>.train_step", 0.0)
+        more.retraces, more.seconds, more.caller = 18, 0.402, caller
+        line = more.line(changed)
+        assert len(livelog.PREFIX + line) <= 200
+        assert line.startswith(f"tf.function trap.<locals>.train_step retraced 18 more times {told}")
+        assert line.endswith(f"· last at {caller} · cost 402 ms · reasons and fix: see the report")
+    short = livelog._More("scale", 0.0)
+    short.retraces, short.seconds, short.caller = 3, 0.012, "train.py:9"
+    assert short.line({"s": 3}) == (
+        "tf.function scale retraced 3 more times (changed from the graph before: s ×3) · last at "
+        "train.py:9 · cost 12.0 ms · reasons and fix: see the report"
+    )

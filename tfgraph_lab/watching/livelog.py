@@ -338,22 +338,28 @@ class _More:
         return changed
 
     def line(self, changed: Mapping[str, int]) -> str:
-        """The folded line, ``changed`` being :meth:`changed`."""
+        """The folded line, ``changed`` being :meth:`changed`. Where the last one was and what
+        they cost come first; what told the graphs apart takes the room left (its lead word
+        shortened, then clipped), so a long function name or place never clips the line to
+        "last at…" with no place and no cost."""
         name = self.label if len(self.label) <= 32 else "…" + self.label[-31:]
         n = self.retraces
-        counted = sorted(changed.items(), key=lambda i: -i[1])
-        told = [f"{NEW_OBJECT} ×{k}" for what, k in counted if what == NEW_OBJECT]
-        paths = ", ".join(f"{what} ×{k}" for what, k in counted if what != NEW_OBJECT)
-        if paths:
-            told.append(f"changed from the graph before: {paths}")
-        parts = [f"tf.function {name} retraced {n} more time{'s' if n != 1 else ''}"]
-        if told:
-            parts[0] += f" ({clip('; '.join(told), 70)})"
-        if self.caller:
-            parts.append(f"last at {short_path(self.caller, self.labels)}")
-        parts.append(f"cost {fmt_seconds(self.seconds)}")
+        head = f"tf.function {name} retraced {n} more time{'s' if n != 1 else ''}"
+        tail = [f"last at {short_path(self.caller, self.labels)}"] if self.caller else []
+        tail.append(f"cost {fmt_seconds(self.seconds)}")
         end = " · reasons and fix: see the report"
-        return clip(" · ".join(parts), LINE_CHARS - len(end)) + end
+        room = LINE_CHARS - len(end) - len(head) - len(" · ".join(tail)) - len(" · ") - len(" ()")
+        counted = sorted(changed.items(), key=lambda i: -i[1])
+        objects = [f"{NEW_OBJECT} ×{k}" for what, k in counted if what == NEW_OBJECT]
+        paths = ", ".join(f"{what} ×{k}" for what, k in counted if what != NEW_OBJECT)
+        told = ""
+        for lead in ("changed from the graph before: ", "changed: "):
+            told = "; ".join(objects + ([lead + paths] if paths else []))
+            if len(told) <= room:
+                break
+        if told and room >= 12:
+            head += f" ({clip(told, room)})"
+        return clip(" · ".join([head, *tail]), LINE_CHARS - len(end)) + end
 
     def data(self, changed: Mapping[str, int]) -> dict[str, Any]:
         return {"function": self.label, "more": self.retraces, "seconds": self.seconds, "changed": dict(changed)}

@@ -126,6 +126,18 @@ def test_python_scalar_plan() -> None:
 
 
 @pytest.mark.usefixtures("fresh_recording")
+def test_python_int_and_float_plan_casts_to_one_dtype() -> None:
+    # 1 then 0.5: tf.constant would make an int32 and a float32 tensor, two graphs; the reason
+    # said "changed kind" and "pass it as the same kind", which leaves one graph per value
+    sc = Scenario(scalar, lambda: [((tf.ones([2]), k), {}) for k in (1, 0.5, 0.25, 2)])
+    report = check_plan(sc, "scalar(..., k=tf.cast(k, tf.float32))")
+    assert report.plan("scalar").best.graphs == 1  # type: ignore[union-attr]
+    reasons = [r for e in report.events for r in e.reasons if r.code != "first-trace"]
+    assert [r.code for r in reasons] == ["python-value-changed"] * 3
+    assert all(p.call == (("k", "tf.cast(k, tf.float32)"),) for r in reasons for p in r.plans), reasons
+
+
+@pytest.mark.usefixtures("fresh_recording")
 def test_new_function_object_plan() -> None:
     sc = Scenario(new_object, lambda: [((tf.ones([2]),), {}) for _ in range(4)], per_call_objects=True)
     report = check_plan(sc, "new_object = tf.function(new_object)")

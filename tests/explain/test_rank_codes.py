@@ -74,7 +74,9 @@ def diff_before(before: Signature, after: Signature, history: Sequence[Signature
 
 def compare_before(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature]) -> Reason | None:
     name = "f"
-    if prev.kind != leaf.kind or (prev.kind in ("python", "composite") and prev.type_name != leaf.type_name):
+    # Since then, one change on purpose: two Python values of different types (None → True,
+    # 1 → 0.5) are a value's change (TF keys both by value), no longer a kind's.
+    if prev.kind != leaf.kind or (prev.kind == "composite" and prev.type_name != leaf.type_name):
         return build.type_changed(path, prev, leaf, history, name)
     if leaf.kind == "tensor":
         return build.tensor_changed(path, prev, leaf, history, name)

@@ -38,6 +38,31 @@ def test_type_changed_python_to_tensor() -> None:
     assert (r.argument, r.before, r.after) == ("n", "Python value (int)", "Tensor (Tensor)")
 
 
+def test_none_and_nan_read_as_tf_keys_them_and_a_none_flag_is_a_value_not_a_kind() -> None:
+    """TF keys None and NaN as Literals (NaN by one marker object): the graphs read ``None`` and
+    ``nan`` as TF's own signatures do (they read ``nan`` and ``#3 at 0x…`` before), and a
+    ``training`` that goes None → True changed value, with the mode flag's advice and no
+    ``tf.constant(training)`` (it cannot hold None)."""
+
+    @tf.function
+    def f(x, training=None, scale=1.0):
+        return x * 2.0 if training else x * scale
+
+    x = tf.constant(1.0)
+    report = watched(lambda: [f(x), f(x, training=True), f(x, scale=float("nan")), f(x, scale=float("nan"))])
+    assert f.experimental_get_tracing_count() == 3
+    graphs = [g.signature for g in report.function("f").graphs]
+    assert ["training: None" in g for g in graphs] == [True, False, True], graphs
+    assert "scale: nan" in graphs[2] and "object" not in graphs[2], graphs
+    flag = reason(report, "f", "python-value-changed")
+    assert (flag.argument, flag.before, flag.after) == ("training", "None", "True")
+    assert flag.fix.startswith("expected once per value for a mode flag (None is a value of its own")
+    assert not flag.plans and "tf.constant(training)" not in str(report)
+    nan = [r for e in report.events for r in e.reasons if r.argument == "scale"]
+    assert [(r.code, r.before, r.after) for r in nan] == [("python-value-changed", "1.0", "nan")]
+    assert "type-changed" not in codes_of(report, "f")
+
+
 def test_structure_changed_list_length_and_dict_keys() -> None:
     @tf.function
     def f(xs, cfg):

@@ -229,6 +229,7 @@ HIDDEN_IMPORTS = {
     "tfgraph_lab/recording/xla_log.py": "reads TF's compile log only when TensorFlow is imported already",
     "tfgraph_lab/adapter/rewrap.py": "the adapter: TensorFlow's module, already imported",
     "tfgraph_lab/adapter/functions.py": "the adapter: the Keras version, when Keras is imported",
+    "tfgraph_lab/adapter/trace_types.py": "the adapter: TF's NaN marker, from the module that made the Literal",
     "tfgraph_lab/keras/callback.py": "Keras 3 or tf_keras, whichever TensorFlow uses",
     "tfgraph_lab/keras/guard.py": "the traceback_utils module of the Keras the callback imported",
     "tfgraph_lab/faces/cli.py": "find_spec: is a -m module there, without importing it",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 import threading
 import weakref
 from typing import Any
@@ -90,10 +91,20 @@ def _shape_tuple(shape: Any) -> tuple[int | None, ...] | None:
     return tuple(None if d is None else int(d) for d in dims)
 
 
+def _is_nan_marker(value: Any) -> bool:
+    """``value`` is TF's stand-in for a Python NaN in a ``Literal``: NaN != NaN, so TF keys every
+    NaN by one bare ``object()``, ``default_types.NanMarker`` (TF 2.15-2.21). Read from the
+    loaded module (a Literal exists only once TensorFlow is), never imported here. Before
+    this, a NaN argument read as an object (``#3 at 0x…``) and a None one as ``nan``."""
+    module = sys.modules.get("tensorflow.core.function.trace_type.default_types")
+    marker = getattr(module, "NanMarker", None)
+    return marker is not None and value is marker
+
+
 def value_text(value: Any) -> str:
     if isinstance(value, float) and math.isnan(value):
         return "nan"
-    if type(value).__name__ == "NanMarker" or value is getattr(value, "NanMarker", None):
+    if _is_nan_marker(value):
         return "nan"
     text = _safe_repr(value)
     if len(text) > MAX_VALUE_CHARS:
@@ -139,7 +150,7 @@ def _flatten(path: str, tc: Any, out: list[ArgLeaf]) -> None:
         )
     elif cls == "Literal":
         value = tc.value
-        type_name = "float" if type(value).__name__ == "NanMarker" else type(value).__name__
+        type_name = "float" if _is_nan_marker(value) else type(value).__name__
         if type_name in _SCALAR_TYPES:
             out.append(ArgLeaf(path, "python", type_name, value=value_text(value)))
         elif type(value).__eq__ is object.__eq__:  # type: ignore[comparison-overlap]  # by identity

@@ -163,26 +163,38 @@ def _python_as_tensor(path: str, dtype: str) -> tuple[Callable[[ArgLeaf], ArgLea
 def python_value_changed(
     path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
 ) -> Reason:
+    """A Python value that TensorFlow keys by value (a ``Literal``: bool, int, float, str,
+    None) took a new one, of the same type or not: ``training`` None → True is a new value to
+    TF, as 0.1 → 0.05 is. The tensor plan needs one dtype for every value the graphs saw at
+    ``path``: ints and floats together are cast to float32 (``tf.constant(1)`` alone is
+    int32, a second dtype, a second graph; the same rewrite as the function's own fix,
+    :mod:`tfgraph_lab.explain.whole_run`); None, a str or a bool mixed with others has no
+    tensor that holds them all, so no plan."""
     kind = leaf.type_name
-    dtype = PYTHON_TENSOR_DTYPES.get(kind)
+    kinds = {prev.type_name, kind} | _python_types_at(path, history)
+    rewrite, dtype = f"tf.constant({path})", PYTHON_TENSOR_DTYPES.get(kind) if len(kinds) == 1 else None
+    if kinds == {"int", "float"}:
+        rewrite, dtype = f"tf.cast({path}, tf.float32)", "float32"
     plans: tuple[FixPlan, ...] = ()
     plan: FixPlan | None = None
     if dtype is not None and parent_path(path) is None:
         as_tensor, key = _python_as_tensor(path, dtype)
         trade = ""
-        if kind == "int":
+        if kind == "int" and dtype == "int32":
             trade = (
                 f"tf.constant({path}) is an int32 tensor: where it meets float tensors, cast it "
                 f"(tf.cast({path}, tf.float32)); `for i in range({path})` becomes a tf.while_loop"
             )
         plan = _promised(
-            call_plan(history, {path: f"tf.constant({path})"}, as_tensor, promise="", trade=trade, key=key),
+            call_plan(history, {path: rewrite}, as_tensor, promise="", trade=trade, key=key),
             "graph for the calls seen, whatever the value",
             history,
         )
         plans = (plan,)
-    if kind == "bool":
+    if kinds <= {"bool", "NoneType"}:
         fix = "expected once per value for a mode flag"
+        if "NoneType" in kinds:
+            fix += " (None is a value of its own: None, True and False make a graph each)"
         if plan is not None:
             fix += (
                 f"; to share one graph: {plan.text(name)} — AutoGraph turns `if {path}:` on a "
@@ -194,18 +206,43 @@ def python_value_changed(
             "where it drives control flow, AutoGraph turns `if`/`for range()` on a tensor "
             f"into tf.cond/tf.while_loop ({autograph_caveat(path, loops=True)})"
         )
+    elif "NoneType" in kinds:
+        fix = (
+            f"every distinct Python value of `{path}` makes a new graph, None included: keep it "
+            "fixed, or pass a tensor on every call (a tensor cannot be None: give a value instead)"
+        )
     else:
         fix = f"pass `{path}` as a tensor, or keep it fixed; every distinct Python value makes a new graph"
+    if prev.type_name == kind:
+        what = f"is a Python {kind} and its value changed"
+    else:
+        what = f"changed from {_python_noun(prev.type_name)} to {_python_noun(kind)}"
     return Reason(
         ReasonCode.PYTHON_VALUE_CHANGED,
         path,
         prev.value or "",
         leaf.value or "",
-        f"`{path}` is a Python {kind} and its value changed ({prev.value} → {leaf.value}): "
+        f"`{path}` {what} ({prev.value} → {leaf.value}): "
         "TensorFlow bakes Python values into the graph, one graph per value",
         fix,
         plans=plans,
     )
+
+
+def _python_noun(type_name: str) -> str:
+    return "None" if type_name == "NoneType" else f"a Python {type_name}"
+
+
+def _python_types_at(path: str, history: Sequence[Signature]) -> set[str]:
+    """The types of the Python values the graphs so far had at ``path`` (``{"int", "float"}``)."""
+
+    def types_of(sig: Signature) -> str:
+        return sig.derived(
+            f"python types at {path}",
+            lambda s: " ".join(sorted({x.type_name for x in s.leaves if x.path == path and x.kind == "python"})),
+        )
+
+    return {t for text in texts_seen(history, f"python types at {path}", types_of) for t in text.split()}
 
 
 def tensor_differs(prev: ArgLeaf, leaf: ArgLeaf) -> bool:

@@ -463,7 +463,10 @@ def _change(prev: ArgLeaf, leaf: ArgLeaf) -> str | None:
     for a type, structure, Python value or variable change; ``tensor``, ``composite`` or
     ``object`` for the others (their builders choose the exact code, never a breaking one but
     an object's)."""
-    if prev.kind != leaf.kind or (prev.kind in ("python", "composite") and prev.type_name != leaf.type_name):
+    # Two Python values of different types (None → True, 1 → 0.5) are two values to TF: each
+    # is a Literal, keyed by value (TF 2.21 default_types.Literal: Literal(1) == Literal(1.0),
+    # a hit), so the change is a value's, and the fix is one for values, not for kinds.
+    if prev.kind != leaf.kind or (prev.kind == "composite" and prev.type_name != leaf.type_name):
         return ReasonCode.TYPE_CHANGED
     if leaf.kind == "tensor":
         return "tensor" if tensor_differs(prev, leaf) else None

@@ -196,7 +196,7 @@ import keras
 model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
 xs = np.arange(256, dtype="float32").reshape(64, 4)
 for n in (10, 37, 64):
-    preds = model.predict(xs[:n], verbose=0)
+    preds = model.predict(xs[:n], verbose=0)  # one length per loop: 10, 37, 64
     assert preds.shape == (n, 2) and np.allclose(preds, model(xs[:n]), atol=1e-5), preds.shape
 print("traces", model.predict_function.experimental_get_tracing_count())
 """
@@ -204,8 +204,8 @@ print("traces", model.predict_function.experimental_get_tracing_count())
 
 @pytest.mark.slow
 def test_the_padded_predict_is_written_on_the_users_own_call(tmp_path: Path) -> None:
-    """Keras's predict step retraces for a new batch length; the suggestion pads the input. It
-    used to print ``y = model.predict(np.pad(x, …), batch_size=batch_size)[: len(x)]``, names the
+    """Keras's predict step retraces for a new batch length; the suggestion pads the input (the
+    line's comment left out of the code and of "was"). It used to print ``y = model.predict(np.pad(x, …), batch_size=batch_size)[: len(x)]``, names the
     user may not have (NameError as printed); now it is the user's call, padded."""
     script = tmp_path / "predict.py"
     script.write_text(PREDICT)
@@ -217,6 +217,7 @@ def test_the_padded_predict_is_written_on_the_users_own_call(tmp_path: Path) -> 
     code, was = re.fullmatch(r"(.+)  # predict\.py:7, was: (.+)", shown[at + 1]).groups()  # type: ignore[union-attr]
     assert was == "preds = model.predict(xs[:n], verbose=0)", proc.stderr  # the line, as written
     assert code.startswith("preds = model.predict(np.pad(xs[:n], "), code
+    assert "#" not in code, code  # the line's own comment, once, after the place: it was printed twice
     fixed = tmp_path / "fixed.py"
     fixed.write_text(PREDICT.replace(was, code))  # numpy is imported as np already
     assert traces_of(fixed) == 1  # one batch shape for every length; the same predictions

@@ -116,6 +116,28 @@ def test_fit_on_datasets_of_two_static_batch_sizes_and_the_drop_remainder_fix() 
 
 
 @pytest.mark.slow
+def test_train_on_batch_of_two_sizes_is_told_one_batch_size_not_a_dataset() -> None:
+    """``train_on_batch`` with 4 then 2 rows (case 33): the step retraces and reduce_retracing
+    relaxes it. Its suggestion printed ``ds = ds.batch(batch_size)``, a dataset the code does
+    not have, after "nothing to do"; now it names train_on_batch and says the one retrace is
+    optional. One batch size gives one graph (TF's count)."""
+    m = model()
+    with tfgraph_lab.watch() as w:
+        for n in (4, 4, 2):
+            m.train_on_batch(X[:n], Y[:n])
+    step = w.report.function("train step")
+    assert step.retraces >= 1, step
+    suggestion = step.suggestion or ""
+    assert suggestion.startswith("# nothing to do: reduce_retracing made one graph for every batch size; to avoid")
+    assert "train_on_batch" in suggestion and "ds = ds.batch" not in suggestion, suggestion
+    steady = model()
+    steady.optimizer.build(steady.trainable_variables)
+    for n in (4, 4, 4):
+        steady.train_on_batch(X[:n], Y[:n])
+    assert traces(steady, "train")["step"] == 1
+
+
+@pytest.mark.slow
 def test_the_first_train_step_traces_twice_unless_the_optimizer_is_built() -> None:
     m, cb = model(), TraceCallback()
     m.fit(X, Y, batch_size=32, verbose=0, callbacks=[cb])

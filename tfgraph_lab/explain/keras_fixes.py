@@ -34,7 +34,9 @@ TF 2.21 (tests/keras/test_keras_fixes.py applies the suggestions):
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -157,15 +159,26 @@ def keras_suggestion(
         return _recompile_suggestion([r for r in reasons if r.code == code])
     if role == "predict" and (code in _SHAPE or code == ReasonCode.STRUCTURE_CHANGED):
         lines = (
-            ["# nothing to do: reduce_retracing made one graph for every batch size"] if generalised else []
+            [_NOTHING_TO_DO] if generalised else []
         )
         return "\n".join(
             [*lines, *_padded_predict(calls, code == ReasonCode.STRUCTURE_CHANGED, _batch_seen(reasons))]
         )
     if code in _SHAPE:
         lines = (
-            ["# nothing to do: reduce_retracing made one graph for every batch size"] if generalised else []
+            [_NOTHING_TO_DO] if generalised else []
         )
+        if any(re.search(r"\.(?:train|test)_on_batch\(", c.text) for c in calls):
+            # case 33: train_on_batch with 4, 4, 2, 3 rows; the dataset code below has no place
+            # in that code, and padding a batch that trains would train on the padding
+            return "\n".join(
+                [
+                    *lines,
+                    "# one batch size for every train_on_batch/test_on_batch call: the same number of "
+                    "rows each time (a shorter batch is a graph of its own), or fit/evaluate on a "
+                    "tf.data dataset batched without drop_remainder=True (batch dimension None)",
+                ]
+            )
         return "\n".join(
             [
                 *lines,
@@ -178,6 +191,11 @@ def keras_suggestion(
     return None
 
 
+# A suggestion's first line when reduce_retracing already made one graph for every batch size:
+# the code after it is optional (it read as "nothing to do", then code to paste, before)
+_NOTHING_TO_DO = (
+    "# nothing to do: reduce_retracing made one graph for every batch size; to avoid even this one retrace:"
+)
 # Keras 3's predict batches by 32 when given no batch_size (Model.predict's default)
 _PREDICT_BATCH = "32"
 _PAD_HEAD = (
@@ -255,8 +273,10 @@ def _padded_predict(calls: Sequence[CallSource], groups: bool = False, seen: int
         new = _padded_call(source, groups) if source.text else None
         if new is not None and source.line_text:
             start = len(source.line_text) - len(source.line_text.lstrip())
-            was = source.line_text.strip()
-            line = source.line_text[start : source.col] + new + source.line_text[source.end_col :].rstrip()
+            # the line's own comment is left out of both: the predict of case 33 printed its
+            # "# batches 4,4,2" twice, each after 20 spaces, around the place
+            was = _without_comment(source.line_text).strip()
+            line = source.line_text[start : source.col] + new + _without_comment(source.line_text[source.end_col :])
             done.append(f"{line}  # {source.where}, was: {was}")
     head = _PAD_GROUPS if groups else _PAD_HEAD
     if done:
@@ -269,6 +289,18 @@ def _padded_predict(calls: Sequence[CallSource], groups: bool = False, seen: int
         f"y = model.predict({_pad('x', group)}, batch_size={_PREDICT_BATCH})[: len(x)]",
         "# or, for an x that fits in one batch: y = model(x)  (eager: no trace)",
     ]
+
+
+def _without_comment(code: str) -> str:
+    """``code`` without its trailing ``# comment`` (a ``#`` inside a string stays) and the blanks
+    before it; ``code`` as it is when it does not tokenize."""
+    try:  # read up to the comment: a piece of a line (``)  # …``) may not tokenize to its end
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.COMMENT and token.start[0] == 1:
+                return code[: token.start[1]].rstrip()
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return code.rstrip()
 
 
 def _keep_python(flags: Sequence[str]) -> str:

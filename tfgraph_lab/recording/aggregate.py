@@ -338,7 +338,7 @@ def aggregate(
             **{name: getattr(acc, name) for name in _COUNTS},
         )
         history = [g.signature for g in acc.graphs]
-        calls = _keras_calls(acc, labels) if info.role == "predict" else ()
+        calls = _keras_calls(acc, labels, _KERAS_CALLS[info.role]) if info.role in _KERAS_CALLS else ()
         suggestion = suggest_fix(summary, acc.reasons, history, info.role, info.python_flags, acc.failures, calls)
         summaries.append(replace(summary, suggestion=suggestion or None))
     summaries.sort(key=lambda f: (f.framework, -f.retraces, -f.traces, f.label))
@@ -359,11 +359,17 @@ def _call_sources(
     return tuple(out.values())
 
 
-def _keras_calls(acc: _Acc, labels: Mapping[str, str] | None) -> tuple[CallSource, ...]:
-    """The user's ``model.predict(...)`` calls whose run traced Keras's predict step (the step's
+# The user's call into Keras that a Keras step's suggestion reads, by the step's role: predict's
+# padding is written on ``model.predict(…)``; a train or test step's suggestion tells
+# ``train_on_batch``/``test_on_batch`` (batches the user makes) from fit/evaluate (Keras's)
+_KERAS_CALLS = {"predict": "predict", "train": "train_on_batch", "test": "test_on_batch"}
+
+
+def _keras_calls(acc: _Acc, labels: Mapping[str, str] | None, method: str) -> tuple[CallSource, ...]:
+    """The user's ``model.<method>(...)`` calls whose run traced Keras's step (the step's
     caller is the user's line that called into Keras), as written."""
     places = dict.fromkeys(place for place, _, _ in acc.calls_at)
-    return tuple(call_on_line(place, "predict", labels) for place in places)
+    return tuple(call_on_line(place, method, labels) for place in places)
 
 
 def _count_whole_run(acc: _Acc, events: list[Event], sources: Sequence[CallSource] = ()) -> None:

@@ -202,6 +202,97 @@ def test_new_function_object_suggestion_makes_one_graph() -> None:
     assert hoisted.experimental_get_tracing_count() == 1
 
 
+def test_a_string_among_numbers_gets_no_cast_at_every_call() -> None:
+    """TF's guide's ``double`` on an int, a float and a string tensor (case 01): the report
+    offered ``double(tf.cast(tf.constant("a"), tf.float32))`` at every call, which raises
+    (UnimplementedError: Cast string to float is not supported). Now no plan casts a string;
+    the fix casts the numbers alone, and that leaves 2 graphs (TF's count). A Python int and
+    str passed at one argument likewise get no rewrite that would meet the str."""
+
+    @tf.function
+    def double(a):
+        return a + a
+
+    calls = [tf.constant(1), tf.constant(1.1), tf.constant("a")]
+    report = watched(lambda: [double(a) for a in calls])
+    assert double.experimental_get_tracing_count() == 3
+    reasons = [r for e in report.events for r in e.reasons if r.code == "dtype-changed"]
+    assert [(r.before, r.after) for r in reasons] == [("int32", "float32"), ("float32", "string")]
+    assert not any(r.plans for r in reasons), reasons
+    assert reasons[0].fix.startswith(
+        "cast `a` to one dtype where it is a number, tf.cast(a, tf.float32), and the numbers stop retracing"
+    )
+    assert reasons[1].fix.startswith("expected: no cast turns a string tensor into float32")
+    assert 'tf.cast(tf.constant("a")' not in str(report)
+    with pytest.raises(tf.errors.UnimplementedError):
+        tf.cast(calls[2], tf.float32)  # why: what the old fix printed, run
+    numbers = tf.function(double.python_function)
+    for a in calls:
+        numbers(a if a.dtype == tf.string else tf.cast(a, tf.float32))  # the fix as printed
+    assert numbers.experimental_get_tracing_count() == 2
+
+    @tf.function
+    def scaled(x, k):
+        return x * 2 if isinstance(k, str) else x * k
+
+    x = tf.constant(1.0)
+    report = watched(lambda: [scaled(x, 1), scaled(x, 2), scaled(x, "a")])
+    assert scaled.experimental_get_tracing_count() == 3
+    assert "tf.constant(k)" not in str(report), str(report)
+    assert not any(r.plans for e in report.events for r in e.reasons), str(report)
+
+
+def test_a_recursive_function_is_not_told_to_pass_a_tensor() -> None:
+    """TF's guide's recursive_fn (case 12) traces once per n, each inside the trace above. The
+    report said "pass `n` as tf.constant(n) → 1 graph instead of 6"; as printed, that recursed
+    until RecursionError (TF 2.21). Now it says to keep n a Python value, or to write a loop;
+    the loop, as said, traces once."""
+
+    @tf.function
+    def recursive_fn(n):
+        if n > 0:
+            return recursive_fn(n - 1)
+        return 1
+
+    report = watched(lambda: recursive_fn(3))
+    assert recursive_fn.experimental_get_tracing_count() == 4
+    reasons = [r for e in report.events for r in e.reasons if r.code == "python-value-changed"]
+    assert len(reasons) == 3 and not any(r.plans for r in reasons), reasons
+    assert all(r.fix.startswith("keep `n` a Python value (a tensor `n` would recurse forever") for r in reasons)
+    assert "recursive_fn calls itself" in reasons[0].message
+    assert "tf.constant(n)" not in str(report), str(report)
+
+    # a rate passed down unchanged does not drive the recursion: its own fix stands, and works
+    def scaled_fn(x, n, lr):
+        if n > 0:
+            return scaled(x * lr, n - 1, lr)
+        return x
+
+    scaled = tf.function(scaled_fn)
+    x = tf.constant(1.0)
+    report = watched(lambda: [scaled(x, 2, 0.5), scaled(x, 2, 0.25)])
+    assert scaled.experimental_get_tracing_count() == 6
+    by_argument = {r.argument: r for e in report.events for r in e.reasons if r.code == "python-value-changed"}
+    assert by_argument["n"].fix.startswith("keep `n` a Python value") and not by_argument["n"].plans
+    assert by_argument["lr"].plans[0].call == (("lr", "tf.constant(lr)"),), by_argument["lr"]
+    assert "recurse" not in by_argument["lr"].fix, by_argument["lr"]
+    scaled = tf.function(scaled_fn)
+    for lr in (0.5, 0.25):
+        scaled(x, 2, tf.constant(lr))  # the rate's fix as the report gives it
+    assert scaled.experimental_get_tracing_count() == 3
+
+    @tf.function
+    def looped(n):
+        total = tf.constant(0)
+        for _ in tf.range(n):
+            total += 1
+        return total
+
+    for n in (1, 2, 3):
+        looped(tf.constant(n))
+    assert looped.experimental_get_tracing_count() == 1
+
+
 def test_dtype_suggestion_makes_one_graph() -> None:
     def body(x):
         return x + 1

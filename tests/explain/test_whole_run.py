@@ -164,3 +164,38 @@ def test_a_loops_reasons_are_counted_over_the_run_once_per_change(monkeypatch: p
     assert len(counted) == 1
     assert together == tuple(WholeRun(graphs, "scale").reason(r) for r in reasons)
     assert "59 fewer graphs: 1 graph instead of 60 for the calls seen" in together[-1].fix
+
+
+def _two_objects(tmp_path: Any, **options: Any) -> int:
+    """Case 37: one object prepared with get_concrete_function and saved, another called on 5
+    lengths; TF's count over both objects."""
+
+    class Foo(tf.train.Checkpoint):
+        @tf.function(**options)
+        def __call__(self, x):  # type: ignore[no-untyped-def]
+            return x
+
+    flexible = Foo()
+    flexible.__call__.get_concrete_function(tf.TensorSpec([None], tf.int32))
+    tf.saved_model.save(flexible, str(tmp_path / f"saved{len(options)}"))
+    fixed = Foo()
+    for n in range(1, 6):
+        fixed(tf.range(n))
+    return int(flexible.__call__.experimental_get_tracing_count() + fixed.__call__.experimental_get_tracing_count())
+
+
+@pytest.mark.slow
+def test_each_function_object_and_calling_context_keeps_its_own_graphs(tmp_path: Any) -> None:
+    """A fix is counted per function object and calling context (SavedModel saving is one):
+    over the two objects of case 37 the report promised "1 graph instead of 7" for both the
+    input_signature and reduce_retracing; TF 2.21 keeps 3 and 4."""
+    with tfgraph_lab.watch() as w:
+        before = _two_objects(tmp_path)
+    plan = w.report.plan("Foo.__call__")
+    assert plan.before == before == 7, plan
+    promised = {fix.plan.decorator.split("=")[0]: fix.graphs for fix in plan.fixes}
+    measured = {
+        "input_signature": _two_objects(tmp_path, input_signature=[tf.TensorSpec([None], tf.int32)]),
+        "reduce_retracing": _two_objects(tmp_path, reduce_retracing=True),
+    }
+    assert promised == measured == {"input_signature": 3, "reduce_retracing": 4}, (promised, measured)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from ..model.records import FixPlan, Reason
 from ..model.signatures import ArgLeaf, Signature, field_changes, parent_path, repr_fields, split_object_label
 from ..model.vocab import ReasonCode
 from .fixes import (
+    NOT_CASTABLE,
     PYTHON_TENSOR_DTYPES,
     autograph_caveat,
     call_plan,
@@ -34,6 +36,7 @@ __all__ = [
     "dtype_changed",
     "object_changed",
     "python_value_changed",
+    "recursion_reason",
     "structure_changed",
     "tensor_changed",
     "type_changed",
@@ -75,9 +78,13 @@ def structure_changed(
     path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
 ) -> Reason:
     plans: tuple[FixPlan, ...] = ()
+    listed = leaf.type_name in ("list", "tuple")
     fix = (
         "keep the container's length and keys fixed; for a varying number of items pass one "
         "tensor (tf.stack) or a tf.data.Dataset instead of a Python list"
+        if listed
+        else "keep the container's keys or fields fixed: pass every key on every call (a default "
+        "value where there is none), never a dict that gains or loses keys"
     )
     stacked = (
         stacked_history(path, history) if parent_path(path) is None and leaf.type_name == "list" else None
@@ -101,7 +108,7 @@ def structure_changed(
         prev.describe(),
         leaf.describe(),
         f"`{path}` changed structure ({prev.value} → {leaf.value}); every structure is "
-        "a separate graph, and a Python list is unrolled into the graph",
+        "a separate graph" + (", and a Python list is unrolled into the graph" if leaf.type_name == "list" else ""),
         fix,
         plans=plans,
     )
@@ -229,6 +236,26 @@ def python_value_changed(
     )
 
 
+def recursion_reason(reason: Reason, name: str) -> Reason:
+    """``reason`` for a function that calls itself while traced (TF's guide, "Recursive
+    tf.functions"): each Python value of the argument that drives the recursion traces its own
+    graph, inside the trace of the one above. Passing it as a tensor, the fix for any other
+    Python value, makes the ``if`` on it a tf.cond whose branches are both traced whatever the
+    value: the recursion never ends while tracing (RecursionError, TF 2.21; case 12:
+    ``recursive_fn(tf.constant(5))``). So no tensor plan: the recursion becomes a loop."""
+    if reason.code != ReasonCode.PYTHON_VALUE_CHANGED:
+        return reason
+    path = reason.argument
+    return replace(
+        reason,
+        message=f"{reason.message} — {name} calls itself: each value traces its own graph, inside "
+        "the trace of the one above",
+        fix=f"keep `{path}` a Python value (a tensor `{path}` would recurse forever while tracing: "
+        "RecursionError), or write the recursion as a loop, a `for` over tf.range, to trace once",
+        plans=(),
+    )
+
+
 def _python_noun(type_name: str) -> str:
     return "None" if type_name == "NoneType" else f"a Python {type_name}"
 
@@ -310,10 +337,22 @@ def tensor_changed(
 
 
 def dtype_changed(path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str) -> Reason:
-    target = prev.dtype or "float32"
+    """A tensor's dtype changed: cast every call to one dtype (the floating one of the two: a
+    cast to int32 would cut 1.1 to 1), unless one of them is a string, which no cast turns into
+    a number (TF 2.21: UnimplementedError, "Cast string to float is not supported")."""
+    target = next((d for d in (prev.dtype, leaf.dtype) if d and d.startswith(("float", "bfloat"))), None)
+    target = target or prev.dtype or "float32"
     fix = f"cast before calling (`tf.cast({path}, tf.{target})`) so every call passes one dtype"
     plans: tuple[FixPlan, ...] = ()
-    if parent_path(path) is None:
+    strings = [d for d in (prev.dtype, leaf.dtype) if d in NOT_CASTABLE]
+    if strings:
+        other = leaf.dtype if prev.dtype in NOT_CASTABLE else prev.dtype
+        fix = (
+            f"expected: no cast turns a {strings[0]} tensor into {other} (tf.cast raises), so each "
+            f"dtype keeps a graph of its own; if `{path}` should be one or the other, convert it "
+            "where the data is made (tf.strings.to_number for numbers written as text)"
+        )
+    elif parent_path(path) is None:
 
         def cast(x: ArgLeaf) -> ArgLeaf:
             if x.path != path or x.kind != "tensor":

@@ -172,6 +172,8 @@ def short_fix(reason: Reason, name: str = "f") -> ShortFix:
     code = plan.code(name)
     at = reason.fix.find(code) if code else -1
     lead = reason.fix[:at].rstrip(" :;—,") if at > 20 else _lead(reason.fix)
+    if " → " in lead:  # it holds another plan and its promise (the cast before the input_signature)
+        lead = _lead(reason.fix)
     summary = lead if lead and lead != reason.fix else plan_summary(plan, name)
     rest = tuple(_with_promise(p, name) + (f"; trade-off: {p.trade}" if p.trade else "") for p in others)
     return ShortFix(_clip_summary(summary), _with_promise(plan, name), plan.trade, rest)

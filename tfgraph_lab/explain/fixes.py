@@ -27,6 +27,7 @@ from ..model.signatures import ArgLeaf, Signature, parent_path
 from .folds import PrefixFolds, texts_seen
 
 __all__ = [
+    "NOT_CASTABLE",
     "PYTHON_TENSOR_DTYPES",
     "autograph_caveat",
     "call_plan",
@@ -45,6 +46,10 @@ __all__ = [
 
 # The dtype TensorFlow gives a Python scalar converted by a TensorSpec or tf.constant.
 PYTHON_TENSOR_DTYPES = {"bool": "bool", "int": "int32", "float": "float32"}
+
+# Tensor dtypes tf.cast cannot turn into a number (nor a number into): a string (TF 2.21:
+# "Cast string to float is not supported"), and the handles of resources and variants.
+NOT_CASTABLE = frozenset({"string", "resource", "variant"})
 
 Shape = tuple[int | None, ...]
 

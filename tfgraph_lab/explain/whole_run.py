@@ -32,6 +32,7 @@ from ..model.vocab import ReasonCode
 from .arguments import LAST_BATCH_FIX
 from .call_edits import call_edits, meets_floats_only
 from .fixes import (
+    NOT_CASTABLE,
     PYTHON_TENSOR_DTYPES,
     call_plan,
     graphs_with_reduce_retracing,
@@ -74,8 +75,15 @@ class WholeRun:
         before: int | None = None,
         sources: Sequence[CallSource] = (),
         body: str = "",
+        objects: Sequence[object] = (),
     ) -> None:
         self.history = list(history)
+        # the graphs of each cache a fix acts in: one per function object (``objects``, one
+        # per graph of ``history``; none given: one object) and calling context (eager, inside
+        # another graph, a device, SavedModel saving: TF keys each apart). Case 37 (one object
+        # saved after get_concrete_function, another called on 5 shapes): reduce_retracing was
+        # promised "1 graph instead of 7" over the mixed history; TF 2.21 keeps 2 + 2 = 4.
+        self.caches = _caches(self.history, objects)
         # the function's own source (its def), "" when unread: a Python int that only meets
         # floats in it is passed as a float32 tensor (``call_edits.meets_floats_only``)
         self.body = body
@@ -124,8 +132,12 @@ class WholeRun:
     def _rebuild(self, reason: Reason) -> Reason:
         # a first call that created variables traced twice: one graph more, with or without a fix
         self._extra = int(ONE_OFF in reason.fix)
-        fix, plans = reason.fix, []
-        for old in reason.plans:
+        fix, plans, olds = reason.fix, [], reason.plans
+        stuck = sorted({path for old in olds for path, _ in old.call if self.uncastable(path)})
+        if stuck:  # a rewrite at every call would raise at some: those plans go, and the text says why
+            olds = tuple(old for old in olds if not old.call)
+            fix = self._no_one_dtype(stuck[0])
+        for old in olds:
             new = self._plan(old)
             # a change that saves no graph for these calls is never offered as a fix
             useless = new is None or (0 < new.graphs >= self._before)
@@ -191,7 +203,7 @@ class WholeRun:
             if plan is None:
                 return None
             call = tuple((p, self.rewrite(p) or e) for p, e in old.call)
-            graphs = (1 + self._extra) * self.devices
+            graphs = len(self.caches) + self._extra * self.devices  # one graph per cache
             promise = promise_text(graphs, self._before, "for the calls seen")
             if self.devices > 1:  # "4 fewer graphs: 2 graphs instead of 6 for the calls seen, 1 per device (…)"
                 promise = promise_text(graphs, self._before, "for the calls seen, 1 per device" + PER_DEVICE_PROMISE.split("device", 1)[1])
@@ -213,7 +225,7 @@ class WholeRun:
         relaxed = self._once(("reduce_retracing", old.call), lambda: self._relaxed_graphs(old.call))
         if relaxed is None:
             return None
-        graphs = relaxed * self.devices + self._extra
+        graphs = relaxed + self._extra
         tail = old.promise.split(" (", 1)[1] if " (" in old.promise and graphs < self._before else ""
         # the count is modelled on TF's relaxation (fixes.graphs_with_reduce_retracing), checked
         # against experimental_get_tracing_count() (tests/explain/test_plan_e2e.py): not a bound
@@ -221,10 +233,15 @@ class WholeRun:
         return replace(old, graphs=graphs, promise=promise + (f" ({tail}" if tail else ""))
 
     def _relaxed_graphs(self, call: tuple[tuple[str, str], ...]) -> int | None:
-        history: Sequence[Signature] | None = self.history
-        for path, _ in call:  # tf.stack(path): count the stacked calls
-            history = stacked_history(path, self.history)
-        return None if history is None else graphs_with_reduce_retracing(history)
+        total = 0
+        for cache in self.caches:  # each cache relaxes its own graphs
+            history: Sequence[Signature] | None = cache
+            for path, _ in call:  # tf.stack(path): count the stacked calls
+                history = stacked_history(path, cache)
+            if history is None:
+                return None
+            total += graphs_with_reduce_retracing(history)
+        return total
 
     def _once(self, key: tuple[Any, ...], count: Callable[[], _T]) -> _T:
         """``count()``, made once per key: what is read of the run's history, which is fixed."""
@@ -243,8 +260,10 @@ class WholeRun:
             shape = leaf.shape if leaf.kind == "tensor" else ()
             return ArgLeaf(leaf.path, "tensor", "Tensor", dtype, shape)
 
-        counted = self._once(("call", call), lambda: call_plan(self.history, dict(call), rewritten).graphs)
-        graphs = counted * self.devices + self._extra
+        counted = self._once(
+            ("call", call), lambda: sum(call_plan(cache, dict(call), rewritten).graphs for cache in self.caches)
+        )
+        graphs = counted + self._extra
         python_only = all(e.startswith("tf.constant(") for _, e in call)
         what = "for the calls seen" + (", whatever the value" if python_only else ", all in one dtype")
         trade = old.trade if call == old.call else ""
@@ -272,6 +291,21 @@ class WholeRun:
         first = floats or seen
         return first[0] if first else None
 
+    def uncastable(self, path: str) -> bool:
+        """Some call passed ``path`` as what no one tensor dtype holds with the others: a string
+        tensor (``tf.cast`` of a string to a number raises UnimplementedError, TF 2.21), a
+        Python None or str. Case 01 (TF's guide: ``double`` on an int, a float and a string)
+        was offered ``double(tf.cast(tf.constant("a"), tf.float32))``, which raises."""
+        return self._once(("uncastable", path), lambda: _uncastable(path, self.history))
+
+    def _no_one_dtype(self, path: str) -> str:
+        target = self.target(path) or "float32"
+        return (
+            f"cast `{path}` to one dtype where it is a number, tf.cast({path}, tf.{target}), and the "
+            "numbers stop retracing on their dtype; a string tensor (or a Python None or str) has no cast to a "
+            "number (tf.cast raises) and keeps a graph of its own"
+        )
+
     def rewrite(self, path: str) -> str | None:
         """``tf.constant(x)`` when ``x`` was only ever a Python value of one kind, else
         ``tf.cast(x, tf.<target>)``; None when no dtype fits."""
@@ -287,6 +321,36 @@ class WholeRun:
         if len(kinds) == 1 and next(iter(kinds))[0] == "python":
             return f"tf.constant({path})"
         return f"tf.cast({path}, tf.{dtype})"
+
+
+def _uncastable(path: str, history: Sequence[Signature]) -> bool:
+    for sig in history:
+        leaf = sig.by_path().get(path)
+        if leaf is None:
+            continue
+        if leaf.kind == "tensor" and leaf.dtype in NOT_CASTABLE:
+            return True
+        if leaf.kind == "python" and leaf.type_name not in PYTHON_TENSOR_DTYPES:
+            return True
+    return False
+
+
+def _caches(history: Sequence[Signature], objects: Sequence[object]) -> list[list[Signature]]:
+    """``history`` split by function object and calling context, in order. A first trace that
+    created variables and its second trace differ only in the variable-creation scope: one cache.
+    A graph whose context was not read (traced before the watch began) joins its object's
+    first cache."""
+    keys: list[tuple[object, str]] = []
+    for i, sig in enumerate(history):
+        owner = objects[i] if i < len(objects) else None
+        keys.append((owner, "; ".join(p for p in sig.context.split("; ") if p != "variable-creation scope")))
+    read = [key for key in keys if key[1]]
+    caches: dict[tuple[object, str], list[Signature]] = {}
+    for key, sig in zip(keys, history):  # in order: reduce_retracing relaxes in call order
+        if not key[1]:
+            key = next((k for k in read if k[0] == key[0]), key)
+        caches.setdefault(key, []).append(sig)
+    return list(caches.values()) or [[]]
 
 
 def devices_of(history: Sequence[Signature]) -> int:

@@ -378,7 +378,8 @@ def _count_whole_run(acc: _Acc, events: list[Event], sources: Sequence[CallSourc
     suggestion; a call-site rewrite carries ``sources``, the function's calls rewritten."""
     if not any(r.plans for r in acc.reasons):
         return
-    used = [g.signature for i, g in enumerate(acc.graphs) if g.in_watch or acc.hits.get(i)]
+    kept = [g for i, g in enumerate(acc.graphs) if g.in_watch or acc.hits.get(i)]
+    used = [g.signature for g in kept]
     # the graphs before a fix, counted as explain.plan.graphs_before counts them from the report
     calls_at_sites = any(p.call for r in acc.reasons for p in r.plans)
     whole = WholeRun(
@@ -388,6 +389,7 @@ def _count_whole_run(acc: _Acc, events: list[Event], sources: Sequence[CallSourc
         before=len(used) or None,
         sources=sources,
         body=function_source(acc.info.filename, acc.info.firstlineno) if calls_at_sites else "",
+        objects=[id(g.state) for g in kept],
     )
     acc.reasons = list(whole.reasons(acc.reasons))
     for at in acc.events:

@@ -78,6 +78,7 @@ class FunctionState:
         "register_seconds",
         "registered_at",
         "scope_counts",
+        "self_nested",
         "traced",
         "xla",
     )
@@ -107,6 +108,9 @@ class FunctionState:
         # itself" of the watches it began in (perf_counter reading ``registered_at``)
         self.register_seconds = 0.0
         self.registered_at = 0.0
+        # The places in graph_list of the graphs it traced while its own trace was in progress
+        # (it calls itself, recursion): see recording.history.recursion_paths
+        self.self_nested: list[int] = []
 
     def rename(self, name: str, owner: str, role: str) -> None:
         """Show this function as ``name``, one of the user's (see ``TraceRecorder.name_function``):

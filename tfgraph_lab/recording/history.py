@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from .. import adapter as tfa
 from ..adapter.keras_steps import compile_settings
+from ..explain.arguments import recursion_reason
 from ..explain.failures import explain_failure
 from ..explain.fixes import code_name
 from ..explain.keras_fixes import keras_flag_reason, keras_reason, recompile_reason
@@ -222,6 +223,9 @@ def explain_noted(noted: NotedGraph) -> tuple[Reason, ...]:
         reasons = [reads_other_variables(r, info.label or info.qualname) for r in reasons]
     if any(r.code == ReasonCode.PYTHON_VALUE_CHANGED for r in reasons):
         reasons = _mark_wasted(graph, earlier, reasons)
+    if state.self_nested:  # it called itself while traced: a tensor argument would recurse forever
+        driving = recursion_paths(state)
+        reasons = [recursion_reason(r, info.label or info.qualname) if r.argument in driving else r for r in reasons]
     if info.python_flags:  # they reach Keras 3 layers: no fix makes them tensors
         reasons = [keras_flag_reason(r, info.python_flags, code_name(info.qualname)) for r in reasons]
     if info.role:  # Keras's step, named by TraceCallback: fixes at the user's level
@@ -236,6 +240,25 @@ def explain_noted(noted: NotedGraph) -> tuple[Reason, ...]:
             for r in reasons
         ]
     return tuple(reasons)
+
+
+def recursion_paths(state: FunctionState) -> set[str]:
+    """The Python arguments that drive a function's recursion: those whose value differs
+    between a graph traced inside its own trace and the graph traced next (the trace around it,
+    or the next one down), as ``n`` does in ``recursive_fn(n - 1)`` and a learning rate passed
+    down unchanged does not. Read when the reasons are built: after the outermost call."""
+    graphs = state.graph_list
+    paths: set[str] = set()
+    for seq in state.self_nested:
+        if seq + 1 >= len(graphs):
+            continue
+        inner, after = graphs[seq].signature.by_path(), graphs[seq + 1].signature.by_path()
+        paths.update(
+            path
+            for path, leaf in inner.items()
+            if leaf.kind == "python" and (path not in after or after[path].value != leaf.value)
+        )
+    return paths
 
 
 _KERAS_DIR = f"{os.sep}keras{os.sep}"

@@ -503,6 +503,8 @@ class Hub:
         elif not traces and served is None:
             assert self.handles is not None
             record.eager = self.handles.run_functions_eagerly()
+        if traces and state in record.inside:  # recursion: read when the reasons are built
+            state.self_nested.extend(g.seq for g in traces)
         if traces or record.failed_trace:
             place, code, lasti = caller_at(_HOOK_FILES)
             record.caller = tfa.user_place(place)

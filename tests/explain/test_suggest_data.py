@@ -59,3 +59,22 @@ def test_a_per_replica_argument_is_recognised_by_its_type() -> None:
     assert suggest_fix(summary, [shape], [sig(4, spec), sig(1, spec)]) == PER_REPLICA_FIX
     said = replace(shape, before="PerReplica(4 rows)", after="PerReplica(1 row)")
     assert suggest_fix(summary, [said], [sig(4, "Dataset"), sig(1, "Dataset")]) != PER_REPLICA_FIX
+
+
+def test_a_list_then_a_dataset_is_told_one_kind_not_a_tensor() -> None:
+    """TF's guide passes a Python list, then a tf.data.Dataset (case 08): "the same kind
+    (always a tensor)" named a kind neither call used; Python value then tensor keeps it."""
+    from tfgraph_lab.model.records import FunctionSummary
+
+    summary = FunctionSummary("train", "t.py", 1, 2, 2, 0, 0.0, 0.0, False, retraces=1)
+    reason = Reason(ReasonCode.TYPE_CHANGED, "data")
+    listed = ArgLeaf("data", "container", "list", value="of length 3")
+    dataset = ArgLeaf("data", "composite", "Dataset", value="DatasetSpec(...)")
+    history = [Signature((listed,), "data: [...]"), Signature((dataset,), "data: DatasetSpec(...)")]
+    text = suggest_fix(summary, [reason], history) or ""
+    assert "the same kind on every call" in text and "tensor" not in text, text
+    number = ArgLeaf("data", "python", "int", value="3")
+    tensor = ArgLeaf("data", "tensor", "Tensor", "int32", ())
+    history = [Signature((number,), "data: 3"), Signature((tensor,), "data: TensorSpec(...)")]
+    text = suggest_fix(summary, [reason], history) or ""
+    assert text == "# pass data as the same kind (always a tensor) on every call", text

@@ -167,7 +167,10 @@ def _suggest_for(
         return f"# call {short} with the same arguments, containers of one length and keys, every time"
     if code == ReasonCode.TYPE_CHANGED:
         args = _arguments(reasons, code)
-        return f"# pass {', '.join(args)} as the same kind (always a tensor) on every call"
+        # "always a tensor" where a tensor was one of the kinds its graphs took; a list then a
+        # Dataset (TF's guide, case 08) is told one kind, not a tensor
+        tensor = any(leaf.kind == "tensor" and leaf.path in args for sig in history for leaf in sig.leaves)
+        return f"# pass {', '.join(args)} as the same kind{' (always a tensor)' if tensor else ''} on every call"
     if code == ReasonCode.VARIABLE_CHANGED:
         return f"# create {short}'s variables once, with fixed shapes, dtypes and trainable settings"
     return None

@@ -220,7 +220,7 @@ def test_a_string_among_numbers_gets_no_cast_at_every_call() -> None:
     assert [(r.before, r.after) for r in reasons] == [("int32", "float32"), ("float32", "string")]
     assert not any(r.plans for r in reasons), reasons
     assert reasons[0].fix.startswith(
-        "cast `a` to one dtype where it is a number, tf.cast(a, tf.float32), and the numbers stop retracing"
+        "cast `a` to one dtype where it is a number, tf.cast(a, tf.float32), and the numbers stop making graphs"
     )
     assert reasons[1].fix.startswith("expected: no cast turns a string tensor into float32")
     assert 'tf.cast(tf.constant("a")' not in str(report)

@@ -302,8 +302,8 @@ class WholeRun:
         target = self.target(path) or "float32"
         return (
             f"cast `{path}` to one dtype where it is a number, tf.cast({path}, tf.{target}), and the "
-            "numbers stop retracing on their dtype; a string tensor (or a Python None or str) has no cast to a "
-            "number (tf.cast raises) and keeps a graph of its own"
+            "numbers stop making graphs of their own; a string tensor (or a Python None or str) has "
+            "no cast to a number (tf.cast raises) and keeps a graph of its own"
         )
 
     def rewrite(self, path: str) -> str | None:

@@ -78,3 +78,43 @@ def test_a_list_then_a_dataset_is_told_one_kind_not_a_tensor() -> None:
     history = [Signature((number,), "data: 3"), Signature((tensor,), "data: TensorSpec(...)")]
     text = suggest_fix(summary, [reason], history) or ""
     assert text == "# pass data as the same kind (always a tensor) on every call", text
+
+
+def test_shape_suggestions_say_why_no_decorator_from_the_graphs() -> None:
+    """Only the suggestion's reasons for no decorator changed, each read from the graphs and
+    checked under TF 2.21. A vector that grows (case 17) is no last batch; a function already
+    reduce_retracing=True whose iterators relaxed (case 22, TF's own test) was told "(these
+    calls differ in more than shapes)", and its relaxed graph read ``<unknown>``."""
+
+    @tf.function
+    def grows(x, mode):  # type: ignore[no-untyped-def]
+        return x * 2.0
+
+    @tf.function(reduce_retracing=True)
+    def relaxed(it):  # type: ignore[no-untyped-def]
+        return it._type_spec is not None
+
+    def iterator(shape: list[int]) -> Any:
+        return iter(tf.data.Dataset.from_tensors(tf.zeros(shape)))
+
+    with tfgraph_lab.watch() as w:
+        grows(tf.ones([2]), "a")
+        grows(tf.ones([3]), "a")
+        for shape in ([1, 2], [2, 2], [3, 2], [2, 1]):
+            relaxed(iterator(shape))
+    assert relaxed.experimental_get_tracing_count() == 3  # (1, 2), then (None, 2), then (None, None)
+    grown = w.report.function("grows").suggestion or ""
+    assert grown.splitlines() == [
+        "# call grows with tensors of one shape",
+        "# no input_signature fits these arguments: `mode` cannot be described by a tf.TensorSpec",
+        "# @tf.function(reduce_retracing=True) would save no graph: the second shape seen is traced too, to relax it",
+    ]
+    on = w.report.function("relaxed").suggestion or ""
+    assert on.startswith("# nothing more to do: reduce_retracing is on and relaxed the shapes") and "more than shapes" not in on
+    said = [r.message for e in w.report.events for r in e.reasons if r.code == "shape-changed" and "generalised it to" in r.message]
+    assert said and all("<unknown>" not in m and "TensorSpec(shape=(None, 2)" in m for m in said[:1]), said
+    # as TF counts the claim: under reduce_retracing `grows` keeps 2 graphs too
+    again = tf.function(grows.python_function, reduce_retracing=True)
+    again(tf.ones([2]), "a")
+    again(tf.ones([3]), "a")
+    assert again.experimental_get_tracing_count() == 2

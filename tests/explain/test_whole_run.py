@@ -19,6 +19,7 @@ import tensorflow as tf
 import tfgraph_lab
 from tfgraph_lab.explain import fixes as plans
 from tfgraph_lab.explain import trace, whole_run
+from tfgraph_lab.explain.arguments import LAST_BATCH_FIX
 from tfgraph_lab.explain.whole_run import WholeRun
 from tfgraph_lab.model.records import FixPlan, Reason
 from tfgraph_lab.model.signatures import ArgLeaf, Signature
@@ -199,3 +200,103 @@ def test_each_function_object_and_calling_context_keeps_its_own_graphs(tmp_path:
         "reduce_retracing": _two_objects(tmp_path, reduce_retracing=True),
     }
     assert promised == measured == {"input_signature": 3, "reduce_retracing": 4}, (promised, measured)
+
+
+def test_reduce_retracing_on_a_last_batch_saves_none_by_its_own_trace_not_other_arguments() -> None:
+    """A custom Keras loop, batches 32, 32, 32, 4 with ``training`` passed on to Dropout: the
+    report said reduce_retracing "would save no graph (other arguments make them)" and suggested
+    "(these calls differ in more than shapes)", where only the shapes differ. TF 2.21 keeps 2
+    graphs under reduce_retracing (the second shape is traced, relaxed), 1 on full batches."""
+    keras = pytest.importorskip("keras")
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4), keras.layers.Dropout(0.3), keras.layers.Dense(1)])
+    xs = tf.ones((100, 8))
+
+    def body(x, training):  # type: ignore[no-untyped-def]
+        return tf.reduce_sum(model(x, training=training))
+
+    step = tf.function(body)
+    with tfgraph_lab.watch() as w:
+        for i in range(0, 100, 32):
+            step(xs[i : i + 32], True)
+    text, suggestion = str(w.report), w.report.function("body").suggestion or ""
+    assert "other arguments make them" not in text and "differ in more than shapes" not in text, text
+    first, *why = suggestion.splitlines()
+    assert first == f"# call body with tensors of one shape: {LAST_BATCH_FIX}"
+    assert why[0] == "# no input_signature: it would make `training` a tensor, and Keras 3's layers need a Python bool"
+    assert why[-1] == f"# @tf.function(reduce_retracing=True) would save no graph: {plans.RELAXING_TRACES}"
+    (shape,) = {r.fix for e in w.report.events for r in e.reasons if r.code == "shape-changed"}
+    assert shape.endswith(f"would save no graph for these calls ({plans.RELAXING_TRACES})"), shape
+
+    relaxed = tf.function(body, reduce_retracing=True)  # as TensorFlow counts it
+    for i in range(0, 100, 32):
+        relaxed(xs[i : i + 32], True)
+    assert relaxed.experimental_get_tracing_count() == 2
+    full = tf.function(body)  # full batches only
+    for i in range(0, 96, 32):
+        full(xs[i : i + 32], True)
+    assert full.experimental_get_tracing_count() == 1
+
+
+def test_shapes_that_change_with_a_python_value_are_made_by_other_arguments() -> None:
+    """Each new shape comes with a new Python value: reduce_retracing saves nothing because the
+    value makes the graphs (TF 2.21: 3 graphs with it, as without)."""
+    history = [
+        Signature((ArgLeaf("x", "tensor", "Tensor", "float32", (n,)), ArgLeaf("n", "python", "int", value=str(n))), str(n))
+        for n in (1, 2, 3)
+    ]
+    assert plans.shape_free_graphs(history) == 3 and not plans.relaxing_keeps_shape_graphs(history)
+    lone = [Signature((ArgLeaf("x", "tensor", "Tensor", "float32", (n, 8)),), str(n)) for n in (32, 4)]
+    assert plans.shape_free_graphs(lone) == 1 and plans.relaxing_keeps_shape_graphs(lone)
+    fn = tf.function(lambda x, n: x * n, reduce_retracing=True)
+    for n in (1, 2, 3):
+        fn(tf.ones([n]), n)
+    assert fn.experimental_get_tracing_count() == 3
+
+
+def test_a_call_site_rewrite_is_counted_under_the_reduce_retracing_the_function_has() -> None:
+    """``@tf.function(reduce_retracing=True)`` on ``f(tf.ones([n]), n)``: with `n` a tensor the
+    shapes relax, 2 graphs instead of 3 (TF 2.21). Counted as distinct signatures, the rewrite
+    "would save no graph (other arguments make them)"."""
+
+    def body(x, n):  # type: ignore[no-untyped-def]
+        return tf.reduce_sum(x) * tf.cast(n, tf.float32)
+
+    fn = tf.function(body, reduce_retracing=True)
+    with tfgraph_lab.watch() as w:
+        for n in (1, 2, 3):
+            fn(tf.ones([n]), n)
+    plan = next(p.plan for p in w.report.plan(w.report.function("body")).fixes if p.plan.call)
+    assert plan.call == (("n", "tf.constant(n)"),) and plan.graphs == 2, plan
+    assert "other arguments make them" not in str(w.report)
+    fixed = tf.function(body, reduce_retracing=True)
+    for n in (1, 2, 3):
+        fixed(tf.ones([n]), tf.constant(n))
+    assert fixed.experimental_get_tracing_count() == plan.graphs
+
+
+def test_a_plan_that_no_longer_saves_a_graph_is_never_left_on_offer() -> None:
+    """Case 35 (TF's guide): a graph for (None,) from get_concrete_function, then (2, 2), then a
+    string. The rank's fix kept ``@tf.function(reduce_retracing=True)  # → no fewer graphs``
+    (its text was cut with the input_signature's before it was dropped). TF 2.21 keeps 3 graphs
+    under reduce_retracing, as without."""
+
+    def body(a):  # type: ignore[no-untyped-def]
+        return a + a
+
+    fn = tf.function(body)
+    with tfgraph_lab.watch() as w:
+        fn.get_concrete_function(tf.TensorSpec([None], tf.float32))
+        fn(tf.ones([3]))
+        fn(tf.ones([2, 2]))
+        fn(tf.constant("a"))
+    (rank,) = [r for e in w.report.events for r in e.reasons if r.code == "rank-changed"]
+    assert rank.plans == () and rank.fix == (
+        "pass tensors of one rank (reshape first); @tf.function(reduce_retracing=True) would save no "
+        f"graph for these calls ({plans.RELAXING_TRACES})"
+    )
+    assert "no fewer graphs" not in str(w.report)
+    relaxed = tf.function(body, reduce_retracing=True)
+    relaxed.get_concrete_function(tf.TensorSpec([None], tf.float32))
+    for a in (tf.ones([3]), tf.ones([2, 2]), tf.constant("a")):
+        relaxed(a)
+    assert relaxed.experimental_get_tracing_count() == 3

@@ -47,6 +47,8 @@ __all__ = [
 # The other way for a smaller last batch, after the fix that holds for any source of batches.
 LAST_BATCH_FIX = "pass full batches only (tf.data: .batch(..., drop_remainder=True))"
 _MORE_THAN_SHAPES = "these calls also differ in more than shapes"
+# The words before a shape's input_signature (then "; or " and reduce_retracing, when both fit).
+SIGNATURE_CURE = "declare an input_signature with None where dimensions vary: "
 
 _KIND_WORDS = {
     "tensor": "Tensor",
@@ -294,12 +296,9 @@ def tensor_changed(
         relax = None  # these calls differ in more than shapes: it would not save a trace
     plans = tuple(p for p in (signature, relax) if p is not None)
     if signature is not None and relax is not None:
-        cure = (
-            f"declare an input_signature with None where dimensions vary: "
-            f"{signature.text(name)}; or {relax.text(name)}"
-        )
+        cure = f"{SIGNATURE_CURE}{signature.text(name)}; or {relax.text(name)}"
     elif signature is not None:
-        cure = f"declare an input_signature with None where dimensions vary: {signature.text(name)}"
+        cure = f"{SIGNATURE_CURE}{signature.text(name)}"
     elif relax is not None:
         cure = (
             f"{relax.text(name)} (no input_signature fits these arguments{why_no_input_signature(history)})"

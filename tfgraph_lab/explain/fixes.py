@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import keyword
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from ..model.records import FixPlan
 from ..model.signatures import ArgLeaf, Signature, parent_path
@@ -28,7 +29,9 @@ from .folds import PrefixFolds, texts_seen
 
 __all__ = [
     "NOT_CASTABLE",
+    "OTHERS_MAKE_THEM",
     "PYTHON_TENSOR_DTYPES",
+    "RELAXING_TRACES",
     "autograph_caveat",
     "call_plan",
     "code_name",
@@ -38,7 +41,9 @@ __all__ = [
     "on_your_def",
     "reduce_retracing_helps",
     "reduce_retracing_plan",
+    "relaxing_keeps_shape_graphs",
     "relaxing_plan",
+    "shape_free_graphs",
     "spec_for_shapes",
     "stacked_history",
     "why_no_input_signature",
@@ -350,6 +355,36 @@ def reduce_retracing_helps(history: Sequence[Signature]) -> bool:
     return len(graphs) <= len(seen) and any(repr(g) not in seen for g in graphs)
 
 
+def shape_free_graphs(history: Sequence[Signature]) -> int:
+    """The graphs these calls would keep if no tensor's shape told two apart (every tensor's
+    shape erased): no cure of shapes goes below it."""
+
+    def erased(sig: Signature) -> str:
+        return sig.derived(
+            "shape-free leaves",
+            lambda s: repr(tuple(
+                replace(x, shape=None) if x.kind in ("tensor", "variable") else x for x in s.leaves
+            )),
+        )  # fmt: skip
+
+    return len(texts_seen(history, "shape-free leaves", erased))
+
+
+# Why a change saves no graph for the calls seen. reduce_retracing relaxes a shape by tracing
+# the call that brings the second one (TF 2.21: a loop of batches 32, 32, 32, 4 keeps 2 graphs
+# with it too: (32, 8), then (None, 8)), so two sizes keep two graphs whatever else the calls
+# pass; the shapes' own graphs are then not "made by other arguments".
+OTHERS_MAKE_THEM = "other arguments make them"
+RELAXING_TRACES = "the second shape seen is traced too, to relax it"
+
+
+def relaxing_keeps_shape_graphs(history: Sequence[Signature]) -> bool:
+    """reduce_retracing keeps more graphs for ``history`` than its shape-free signatures: some
+    are its own relaxing traces, not made by other arguments (then :data:`RELAXING_TRACES`
+    says why it saves none)."""
+    return graphs_with_reduce_retracing(history) > shape_free_graphs(history)
+
+
 def _relaxed_graphs(history: Sequence[Signature]) -> list[tuple[ArgLeaf, ...]]:
     return list(_RELAXED.over(history))
 
@@ -440,6 +475,14 @@ def why_no_input_signature(history: Sequence[Signature]) -> str:
     ]
     if odd:
         return ": " + ", ".join(f"`{p}`" for p in odd[:3]) + " cannot be described by a tf.TensorSpec"
+    dtypes: dict[str, list[str]] = {}
+    for sig in history:
+        for leaf in sig.leaves:
+            if leaf.kind == "tensor" and leaf.dtype and leaf.dtype not in dtypes.setdefault(leaf.path, []):
+                dtypes[leaf.path].append(leaf.dtype)
+    varied = next(((p, d) for p, d in dtypes.items() if len(d) > 1), None)
+    if varied is not None:  # one TensorSpec has one dtype
+        return f": `{varied[0]}` comes as {' and '.join(varied[1][:3])}"
     return ""
 
 

@@ -13,8 +13,21 @@ from collections.abc import Collection, Sequence
 from ..model.records import CallSource, FixPlan, FunctionSummary, Reason
 from ..model.signatures import Signature
 from ..model.vocab import ReasonCode
+from .arguments import LAST_BATCH_FIX
 from .failures import VARIABLE_PER_TRACE
-from .fixes import code_name, input_signature_plan, on_your_def, reduce_retracing_helps, reduce_retracing_plan
+from .fixes import (
+    OTHERS_MAKE_THEM,
+    RELAXING_TRACES,
+    code_name,
+    input_signature_plan,
+    on_your_def,
+    reduce_retracing_helps,
+    reduce_retracing_plan,
+    relaxing_keeps_shape_graphs,
+    shape_free_graphs,
+    why_no_input_signature,
+)
+from .folds import texts_seen
 from .keras_fixes import flag_suggestion, keras_suggestion
 from .plan import graphs_before, plan_fixes
 from .trace import NOT_RETRACES
@@ -126,8 +139,13 @@ def _suggest_for(
             plan = relaxed if relaxed.graphs < graphs_before(summary) else None  # it saves a graph
         if plan is None and any(_per_replica(history, r.argument) for r in reasons if r.code == code):
             return PER_REPLICA_FIX
+        if plan is None and summary.reduce_retracing and any(g.generalised for g in summary.graphs):
+            return (
+                f"# nothing more to do: reduce_retracing is on and relaxed the shapes; to save more, call "
+                f"{short} with tensors of one shape (each shape no relaxed graph fitted yet traced once)"
+            )
         if plan is None:
-            return f"# call {short} with tensors of one shape (these calls differ in more than shapes)"
+            return _one_shape(short, history, python_flags, relaxing=not summary.reduce_retracing)
         promise = plan.promise
         xla = summary.jit_compile or xla_caveated(reasons)  # it, or a function it calls
         per_device = _per_device(history) and any(r.code == ReasonCode.CONTEXT_CHANGED for r in reasons)
@@ -174,6 +192,52 @@ def _suggest_for(
     if code == ReasonCode.VARIABLE_CHANGED:
         return f"# create {short}'s variables once, with fixed shapes, dtypes and trainable settings"
     return None
+
+
+def _one_shape(short: str, history: Sequence[Signature], python_flags: Sequence[str], relaxing: bool = True) -> str:
+    """The suggestion when no decorator saves a graph of a function whose shapes change: call
+    it with one shape, and why no decorator (read from the graphs, not from a reason's text;
+    ``relaxing``: reduce_retracing is not on yet, so it is said why it would not help).
+    A Keras custom loop (batches 32, 32, 32, 4; ``training`` passed on to the model) keeps 2
+    graphs under reduce_retracing too (TF 2.21), though only the shapes tell them apart."""
+    distinct = len(texts_seen(history, "leaves", Signature.leaves_key))
+    if shape_free_graphs(history) >= distinct:  # each graph differs in more than its tensors' shapes
+        return f"# call {short} with tensors of one shape (these calls differ in more than shapes)"
+    head = f"# call {short} with tensors of one shape"
+    if _first_dimension_only(history):
+        head += f": {LAST_BATCH_FIX}"
+    lines = [head]
+    if python_flags:
+        lines.append(f"# no input_signature: it would make `{python_flags[0]}` a tensor, and Keras 3's layers need a Python bool")
+    elif input_signature_plan(history) is None:
+        lines.append(f"# no input_signature fits these arguments{why_no_input_signature(history)}")
+    if relaxing:  # the function is not already reduce_retracing=True
+        why = RELAXING_TRACES if relaxing_keeps_shape_graphs(history) else OTHERS_MAKE_THEM
+        lines.append(f"# @tf.function(reduce_retracing=True) would save no graph: {why}")
+    return "\n".join(lines)
+
+
+def _first_dimension_only(history: Sequence[Signature]) -> bool:
+    """Every tensor whose shape varies across the graphs shrank in its first dimension alone,
+    from its first graph's (full batches, then a smaller last one), as ``tensor_changed`` says
+    "as in a smaller last batch"; a vector that grew from 2 to 3 is no batch."""
+    shapes: dict[str, list[tuple[int | None, ...] | None]] = {}
+    for sig in history:
+        for leaf in sig.leaves:
+            if leaf.kind in ("tensor", "variable"):
+                shapes.setdefault(leaf.path, []).append(leaf.shape)
+    varying = [seen for seen in shapes.values() if len(set(seen)) > 1]
+
+    def shrank(seen: list[tuple[int | None, ...] | None]) -> bool:
+        first = seen[0]
+        if first is None or not first or first[0] is None:
+            return False
+        return all(
+            s is not None and len(s) == len(first) and s[1:] == first[1:] and s[0] is not None and s[0] <= first[0]
+            for s in seen
+        )
+
+    return bool(varying) and all(shrank(seen) for seen in varying)
 
 
 def _per_replica(history: Sequence[Signature], path: str) -> bool:

@@ -404,11 +404,20 @@ def _generalised(
         reason.argument,
         reason.before,
         reason.after,
-        reason.message + f"; reduce_retracing generalised it to {graph_leaf.shape_text}, so "
+        reason.message + f"; reduce_retracing generalised it to {_relaxed_text(graph_leaf)}, so "
         "later calls with other sizes reuse this graph",
         fix,
         plans=(signature,) if signature is not None else (),
     )
+
+
+def _relaxed_text(leaf: ArgLeaf) -> str:
+    """A relaxed graph's leaf as the reason's before and after read: a tensor's shape, a
+    composite's type spec (a dataset iterator's ``IteratorSpec(TensorSpec(shape=(None, 2)…``;
+    it has no shape of its own, and read "<unknown>")."""
+    if leaf.kind in ("tensor", "variable"):
+        return leaf.shape_text
+    return leaf.value or leaf.type_name
 
 
 # A change that explains a whole subtree: the leaves under its path are not compared.

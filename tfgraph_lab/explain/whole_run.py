@@ -29,15 +29,19 @@ from typing import Any, TypeVar
 from ..model.records import CallSource, FixPlan, Reason
 from ..model.signatures import ArgLeaf, Signature, parent_path
 from ..model.vocab import ReasonCode
-from .arguments import LAST_BATCH_FIX
+from .arguments import LAST_BATCH_FIX, SIGNATURE_CURE
 from .call_edits import call_edits, meets_floats_only
 from .fixes import (
     NOT_CASTABLE,
+    OTHERS_MAKE_THEM,
     PYTHON_TENSOR_DTYPES,
+    RELAXING_TRACES,
     call_plan,
     graphs_with_reduce_retracing,
     input_signature_plan,
+    relaxing_keeps_shape_graphs,
     stacked_history,
+    why_no_input_signature,
 )
 
 __all__ = ["ONE_OFF", "PER_DEVICE_PROMISE", "WholeRun", "devices_of", "promise_text"]
@@ -47,17 +51,18 @@ PER_DEVICE_PROMISE = "1 graph per device (under a distribution strategy each rep
 _T = TypeVar("_T")
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 # Where a text names a plan that may be dropped: the words around it (argument_reasons' shapes).
+_SAVES_NONE = f"would save no graph for these calls ({OTHERS_MAKE_THEM})"
 _DROPPED_AROUND = ("; or ", "; to make another dtype an error: ", "; for a shape that varies: ")
 
 
-def promise_text(graphs: int, before: int, what: str, bound: str = "") -> str:
+def promise_text(graphs: int, before: int, what: str, bound: str = "", why: str = OTHERS_MAKE_THEM) -> str:
     """``18 fewer graphs: 4 graphs instead of 22 for the calls seen, whatever the value``
     (``what``: "for the calls seen…"; ``bound``: "at most "); a change that saves nothing says
-    that other arguments make the graphs."""
+    why (``why``: :data:`~tfgraph_lab.explain.fixes.OTHERS_MAKE_THEM` or ``RELAXING_TRACES``)."""
     noun = "graph" if graphs == 1 else "graphs"
     saved = before - graphs
     if saved <= 0:
-        return f"no fewer graphs for the calls seen ({graphs} either way: other arguments make them)"
+        return f"no fewer graphs for the calls seen ({graphs} either way: {why})"
     fewer = f"{saved} fewer graph{'s' if saved != 1 else ''}"
     return f"{fewer}: {bound}{graphs} {noun} instead of {before} {what}"
 
@@ -76,8 +81,13 @@ class WholeRun:
         sources: Sequence[CallSource] = (),
         body: str = "",
         objects: Sequence[object] = (),
+        relaxing: bool = False,
     ) -> None:
         self.history = list(history)
+        # the function is reduce_retracing=True already: a call-site rewrite leaves the graphs
+        # that relaxing leaves (TF 2.21: f(tf.ones([n]), n) for n in 1, 2, 3 keeps 3 graphs,
+        # and 2 with `n` a tensor: the shapes then relax; counted as distinct, it "saved none")
+        self.relaxing = relaxing
         # the graphs of each cache a fix acts in: one per function object (``objects``, one
         # per graph of ``history``; none given: one object) and calling context (eager, inside
         # another graph, a device, SavedModel saving: TF keys each apart). Case 37 (one object
@@ -140,10 +150,9 @@ class WholeRun:
         for old in olds:
             new = self._plan(old)
             # a change that saves no graph for these calls is never offered as a fix
-            useless = new is None or (0 < new.graphs >= self._before)
-            dropped = _without(fix, old.text(self.name), _in_words(old, self.name)) if useless else None
-            if dropped is not None:
-                fix = dropped
+            if new is None or 0 < new.graphs >= self._before:
+                dropped = _without(fix, old.text(self.name), _in_words(old, self.name), self._none_said(old, new))
+                fix = fix if dropped is None else dropped
                 continue
             new = self._as_floats(new or old)
             fix = fix.replace(old.text(self.name), new.text(self.name))
@@ -221,6 +230,25 @@ class WholeRun:
             return self._call_plan(old)
         return old  # another change (jit_compile=False …): not counted from signatures
 
+    def _none_said(self, old: FixPlan, new: FixPlan | None) -> str:
+        """What is said of ``old`` when it is dropped: it no longer fits every call (an
+        input_signature), or it saves no graph and why: reduce_retracing's own relaxing trace,
+        in some cache, or the other arguments that tell the graphs apart."""
+        if old.decorator.startswith("input_signature="):
+            if new is None:
+                why = why_no_input_signature(self.known).removeprefix(": ") or "no tf.TensorSpec describes every argument"
+                return f"would not fit every call ({why})"
+            return "would save no graph for these calls (each function object and calling context keeps one)"
+        return f"would save no graph for these calls ({self._why_none(old)})"
+
+    def _why_none(self, plan: FixPlan) -> str:
+        """Why ``plan`` saves no graph for these calls: reduce_retracing's own relaxing trace,
+        in some cache, or the other arguments that tell the graphs apart."""
+        if plan.decorator != "reduce_retracing=True":
+            return OTHERS_MAKE_THEM
+        own = self._once(("relaxing traces",), lambda: any(relaxing_keeps_shape_graphs(c) for c in self.caches))
+        return RELAXING_TRACES if own else OTHERS_MAKE_THEM
+
     def _relaxed(self, old: FixPlan) -> FixPlan | None:
         relaxed = self._once(("reduce_retracing", old.call), lambda: self._relaxed_graphs(old.call))
         if relaxed is None:
@@ -229,7 +257,7 @@ class WholeRun:
         tail = old.promise.split(" (", 1)[1] if " (" in old.promise and graphs < self._before else ""
         # the count is modelled on TF's relaxation (fixes.graphs_with_reduce_retracing), checked
         # against experimental_get_tracing_count() (tests/explain/test_plan_e2e.py): not a bound
-        promise = promise_text(graphs, self._before, "for the calls seen")
+        promise = promise_text(graphs, self._before, "for the calls seen", why=self._why_none(old))
         return replace(old, graphs=graphs, promise=promise + (f" ({tail}" if tail else ""))
 
     def _relaxed_graphs(self, call: tuple[tuple[str, str], ...]) -> int | None:
@@ -260,9 +288,12 @@ class WholeRun:
             shape = leaf.shape if leaf.kind == "tensor" else ()
             return ArgLeaf(leaf.path, "tensor", "Tensor", dtype, shape)
 
-        counted = self._once(
-            ("call", call), lambda: sum(call_plan(cache, dict(call), rewritten).graphs for cache in self.caches)
-        )
+        def count(cache: list[Signature]) -> int:
+            if not self.relaxing:
+                return call_plan(cache, dict(call), rewritten).graphs
+            return graphs_with_reduce_retracing([replace(sig, leaves=tuple(map(rewritten, sig.leaves))) for sig in cache])
+
+        counted = self._once(("call", call), lambda: sum(count(cache) for cache in self.caches))
         graphs = counted + self._extra
         python_only = all(e.startswith("tf.constant(") for _, e in call)
         what = "for the calls seen" + (", whatever the value" if python_only else ", all in one dtype")
@@ -373,7 +404,7 @@ def _in_words(plan: FixPlan, name: str) -> str:
     return plan.code(name)
 
 
-def _without(fix: str, text: str, code: str = "") -> str | None:
+def _without(fix: str, text: str, code: str = "", said: str = _SAVES_NONE) -> str | None:
     """``fix`` without the plan ``text`` and the words that join it, or None. A plan that is the
     fix's only cure (``…, or @tf.function(reduce_retracing=True) → … (no input_signature fits
     …)``) goes with what follows it (words about that change), and the fix says it would save
@@ -381,15 +412,17 @@ def _without(fix: str, text: str, code: str = "") -> str | None:
     about no plan: it stays, first when nothing else is left to do."""
     tail = "; or " + LAST_BATCH_FIX
     if fix.endswith(tail):
-        rest = _without(fix[: -len(tail)], text, code)
+        rest = _without(fix[: -len(tail)], text, code, said)
         if rest is None:
             return None
-        if rest in ("", _saves_none(code)):
+        if rest in ("", _saves_none(code, said)):
             return f"{LAST_BATCH_FIX}; {rest}" if rest else LAST_BATCH_FIX
         return rest + tail
     for around in _DROPPED_AROUND:
         if around + text in fix:
             return fix.replace(around + text, "", 1)
+    if SIGNATURE_CURE + text + "; or " in fix:  # the shape's other cure, reduce_retracing, stays
+        return fix.replace(SIGNATURE_CURE + text + "; or ", "", 1)
     at = fix.find(text)
     if at < 0:
         return None
@@ -398,17 +431,17 @@ def _without(fix: str, text: str, code: str = "") -> str | None:
         if head.endswith(join):
             head = head[: -len(join)].rstrip()
             break
-    saved_none = _saves_none(code)
+    saved_none = _saves_none(code, said)
     if not head:
         return saved_none
     return f"{head}; {saved_none}" if saved_none else head
 
 
-def _saves_none(code: str) -> str:
-    """What a fix says of the change ``code`` that saves no graph ("" for no code)."""
+def _saves_none(code: str, said: str = _SAVES_NONE) -> str:
+    """What a fix says of the dropped change ``code`` ("" for no code): ``said`` of it."""
     # "pass `x` as … at every call of f" is an imperative: as the subject it reads "passing …"
     subject = "passing " + code[len("pass ") :] if code.startswith("pass ") else code
-    return f"{subject} would save no graph for these calls (other arguments make them)" if code else ""
+    return f"{subject} {said}" if code else ""
 
 
 # the words before a plan that is a fix's only cure (explain.arguments' texts)

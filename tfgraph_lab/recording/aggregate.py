@@ -390,6 +390,7 @@ def _count_whole_run(acc: _Acc, events: list[Event], sources: Sequence[CallSourc
         sources=sources,
         body=function_source(acc.info.filename, acc.info.firstlineno) if calls_at_sites else "",
         objects=[id(g.state) for g in kept],
+        relaxing=acc.info.reduce_retracing,
     )
     acc.reasons = list(whole.reasons(acc.reasons))
     for at in acc.events:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,20 @@ def test_junit_has_a_case_per_function_failed_when_over_budget(tmp_path: Path) -
     sites = [p.get("value") for p in cases["predict"].iter("property") if p.get("name") == "tracewatch.call_site"]
     assert sites[0] == "train.py:9: 2 retraces, 80.0 ms (shape-changed)"
     assert cases["train_step"].get("file") == "model.py" and cases["train_step"].get("line") == "3"
+
+
+def test_ci_texts_count_in_words_that_agree() -> None:
+    """One retrace reads "1 retrace", and two arguments are "the arguments responsible" (a
+    custom loop's short last batch changes both x and y)."""
+    y_shape = Reason("shape-changed", "y", "(32,)", "(4,)", "`y` changed shape", "declare an input_signature")
+    events = (
+        _event(0, "step", f"{ROOT}/train.py:4", 0.05, None),
+        replace(_event(1, "step", f"{ROOT}/train.py:4", 0.01, _shape("(32, 8)", "(4, 8)")), reasons=(_shape("(32, 8)", "(4, 8)"), y_shape)),
+    )
+    functions = (FunctionSummary("step", f"{ROOT}/model.py", 3, 2, 2, 0, 0.06, 0.06, False, retraces=1),)
+    report = TraceReport(functions=functions, events=events)
+    message = github_annotations(report, report.view, root=ROOT).split("::", 2)[2].replace("%0A", "\n")
+    assert "The arguments responsible took, trace after trace: x: (32, 8) → (4, 8); y: (32,) → (4,)" in message
+    root = ET.fromstring(junit_xml(report, report.view, root=ROOT))
+    sites = [p.get("value") for p in root.iter("property") if p.get("name") == "tracewatch.call_site"]
+    assert sites == ["train.py:4: 1 retrace, 10.0 ms (shape-changed)"]

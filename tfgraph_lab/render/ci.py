@@ -109,7 +109,8 @@ def _site_message(report: TraceReport, site: CallSite, fn: FunctionSummary | Non
     ]
     chains = value_chains(reasons)
     if chains:
-        lines.append("The argument responsible took, trace after trace: " + "; ".join(chains))
+        who = "The argument responsible took" if len(chains) == 1 else "The arguments responsible took"
+        lines.append(f"{who}, trace after trace: " + "; ".join(chains))
     fixed = next((r for r in reasons if r.fix), None)
     if fixed is not None:
         short = short_fix(fixed, code_name(fn.qualname if fn else site.qualname))
@@ -224,7 +225,7 @@ def junit_xml(
                 props,
                 "property",
                 name="tracewatch.call_site",
-                value=_text(f"{where}: {s.retraces} retraces, {fmt_seconds(s.retrace_seconds)} ({', '.join(s.codes)})"),
+                value=_text(f"{where}: {plural(s.retraces, 'retrace')}, {fmt_seconds(s.retrace_seconds)} ({', '.join(s.codes)})"),
             )
         for text in over.get(fn.label, []):
             failure = ET.SubElement(case, "failure", type="TraceBudgetExceeded", message=_text(text.splitlines()[0]))

@@ -63,7 +63,8 @@ def _function_lines(report: TraceReport, label: str, count: int, budget: int, xl
         lines.append("  (no retrace among its traces: the first trace(s) alone exceed the budget)")
     chains = value_chains(changed)
     if chains:
-        lines.append("  the argument responsible took, trace after trace: " + "; ".join(chains))
+        who = "the argument responsible took" if len(chains) == 1 else "the arguments responsible took"
+        lines.append(f"  {who}, trace after trace: " + "; ".join(chains))
     return lines
 
 

@@ -366,3 +366,34 @@ def test_wasted_retrace_and_stale_capture_hint() -> None:
     assert any(e.wasted for e in report.events)
     (hint,) = report.function("scaled").hints
     assert "`factor` was 2.0" in hint and "3.0" in hint
+
+
+def test_a_methods_stale_attribute_is_hinted_and_its_cure_reads_the_new_value() -> None:
+    """``self.scale`` read by a tf.function method: its first trace swaps the per-instance
+    function's ``__wrapped__`` for AutoGraph's unbound one (TF 2.21), and the hint, read after
+    the trace, lost ``self``: none was given. The cure, a tf.Variable assigned, is run."""
+
+    class Scaler(tf.Module):  # type: ignore[misc]
+        def __init__(self, scale: Any) -> None:
+            self.scale = scale
+
+        @tf.function
+        def __call__(self, x):  # type: ignore[no-untyped-def]
+            return x * self.scale
+
+    x = tf.constant(2.0)
+    m = Scaler(1.0)
+
+    def run() -> None:
+        m(x)
+        m.scale = 2.0
+        assert float(m(x)) == 2.0  # the graph still multiplies by 1.0
+
+    (hint,) = watched(run).function("Scaler.__call__").hints
+    assert hint.startswith("`self.scale` was 1.0 when ") and "Scaler.__call__ was traced and is 2.0 now" in hint
+    assert "(self.scale = tf.Variable(1.0), changed with self.scale.assign(...))" in hint
+    cured = Scaler(tf.Variable(1.0))  # as the hint says
+    first = float(cured(x))
+    cured.scale.assign(2.0)
+    assert (first, float(cured(x))) == (2.0, 4.0)
+    assert cured.__call__.experimental_get_tracing_count() == 1

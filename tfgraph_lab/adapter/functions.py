@@ -184,8 +184,18 @@ def _is_tf_data(attributes: Any, python_function: Any) -> bool:
 def _is_instance_method(python_function: Any) -> bool:
     """True for the per-instance Function TF builds in ``Function.__get__`` (its Python
     function wraps a MethodType bound to a ``TfMethodTarget``; TF 2.15-2.21)."""
-    wrapped = getattr(python_function, "__wrapped__", None)
+    wrapped = _method_wrapped(python_function)
     return isinstance(wrapped, types.MethodType) and type(wrapped.__self__).__name__ == ("TfMethodTarget")
+
+
+def _method_wrapped(python_function: Any) -> Any:
+    """What a per-instance Function's Python function wraps: the bound method. Its first trace
+    swaps ``__wrapped__`` for AutoGraph's converted function, an unbound one, and keeps the
+    method as ``__original_wrapped__`` (TF 2.21 ``class_method_to_instance_method``,
+    ``tf_decorator.rewrap``): read after a trace, ``__wrapped__`` alone lost the instance, and
+    with it every stale ``self.<attribute>`` hint of a method."""
+    original = getattr(python_function, "__original_wrapped__", None)
+    return original if original is not None else getattr(python_function, "__wrapped__", None)
 
 
 def _saved_name(fn: Any) -> str | None:
@@ -284,7 +294,7 @@ def _user_step_captures(target: Any) -> dict[str, str]:
 
 
 def _bound_instance(python_function: Any) -> Any:
-    wrapped = getattr(python_function, "__wrapped__", None)
+    wrapped = _method_wrapped(python_function)
     if isinstance(wrapped, types.MethodType):
         target = wrapped.__self__
         weak = getattr(target, "weakrefself_target__", None)

@@ -8,6 +8,7 @@ stale-capture check reads a function's closure through :mod:`tfgraph_lab.adapter
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -417,6 +418,23 @@ def _say_xla_trade(acc: _Acc, events: list[Event]) -> None:
             events[at] = replace(events[at], reasons=tuple(said(r) for r in events[at].reasons))
 
 
+_FLOAT_REPR = re.compile(r"-?\d+(\.\d*(e[+-]?\d+)?|e[+-]?\d+)")  # repr of a finite float: 1.0, 1e-05
+
+
+def _stale_cure(name: str, old: str, framework: bool) -> str:
+    """How the graph reads a changing value: an attribute of the object (a method's ``self``,
+    a Keras model's) kept in a tf.Variable and assigned; a closure's or global's passed as an
+    argument. A float's Variable is written out (``tf.Variable(1)`` would be int32, and
+    ``x * self.scale`` on a float tensor would raise); another's is left to the reader."""
+    if not (framework or name.startswith("self.")):
+        return f"Pass `{name}` as an argument (a tensor or tf.Variable) if it changes."
+    start = old if _FLOAT_REPR.fullmatch(old) else "..."
+    return (
+        f"Keep it in a tf.Variable ({name} = tf.Variable({start}), changed with "
+        f"{name}.assign(...)) so the graph reads its current value."
+    )
+
+
 def stale_capture_hints(entries: list[LogEntry]) -> dict[tuple[str, str], list[str]]:
     """Python scalars a traced body read (closure, globals, ``self``) that have changed since:
     the graph still holds the old value. A hint, never a retrace."""
@@ -435,12 +453,7 @@ def stale_capture_hints(entries: list[LogEntry]) -> dict[tuple[str, str], list[s
         now = tfa.scalar_captures(fn, framework=framework)
         for name, old in graph.captures.items():
             if name in now and now[name] != old:
-                cure = (
-                    f"Keep it in a tf.Variable ({name} = tf.Variable({old}), changed with "
-                    f"{name}.assign(...)) so the graph reads its current value."
-                    if framework
-                    else f"Pass `{name}` as an argument (a tensor or tf.Variable) if it changes."
-                )
+                cure = _stale_cure(name, old, framework)
                 hints.setdefault(graph.state.key, []).append(
                     f"`{name}` was {old} when {graph.state.info.label} was traced and is "
                     f"{now[name]} now, but the graph still uses {old}: closures, globals and "

@@ -50,8 +50,9 @@ ONE_OFF = "one-off second trace of the first call"  # explain._with_one_off's wo
 PER_DEVICE_PROMISE = "1 graph per device (under a distribution strategy each replica keeps its own)"
 _T = TypeVar("_T")
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
-# Where a text names a plan that may be dropped: the words around it (argument_reasons' shapes).
+# What a fix says of a dropped change, unless told why otherwise (WholeRun._none_said).
 _SAVES_NONE = f"would save no graph for these calls ({OTHERS_MAKE_THEM})"
+# Where a text names a plan that may be dropped: the words around it (argument_reasons' shapes).
 _DROPPED_AROUND = ("; or ", "; to make another dtype an error: ", "; for a shape that varies: ")
 
 

@@ -116,6 +116,34 @@ def test_fit_on_datasets_of_two_static_batch_sizes_and_the_drop_remainder_fix() 
 
 
 @pytest.mark.slow
+def test_fit_and_evaluate_on_arrays_of_two_batch_sizes_are_told_one_batch_size() -> None:
+    """fit on 100 rows by 10 (validation: 20 rows by 10), then evaluate by 7: Keras 3 batches
+    arrays at a fixed size when it divides the rows, else with a None batch dimension, and the
+    test step traces again. Its suggestion printed ``ds = ds.batch(batch_size)``, a dataset the
+    code does not have; it names each call's batch_size. One that divides: one graph."""
+    m = model()
+    with tfgraph_lab.watch() as w:
+        m.fit(X, Y, batch_size=10, epochs=1, verbose=0, validation_split=0.2)
+        m.evaluate(X, Y, batch_size=7, verbose=0)
+    step = w.report.function("test step")
+    assert step.retraces == 1 and traces(m, "test")["step"] == 2
+    suggestion = step.suggestion or ""
+    assert "ds = ds.batch" not in suggestion and "the same batch_size" in suggestion, suggestion
+    assert re.fullmatch(
+        r"# here: batch_size=10 at \S*test_keras_fixes\.py:\d+, batch_size=7 at \S*test_keras_fixes\.py:\d+",
+        suggestion.splitlines()[-1],
+    ), suggestion
+    fixed = model()
+    fixed.fit(X, Y, batch_size=10, epochs=1, verbose=0, validation_split=0.2)
+    fixed.evaluate(X, Y, batch_size=10, verbose=0)
+    assert traces(fixed, "test")["step"] == 1
+    odd = model()  # rows the batch size does not divide: None, another graph, as the text says
+    odd.fit(X, Y, batch_size=10, epochs=1, verbose=0, validation_split=0.2)
+    odd.evaluate(X[:95], Y[:95], batch_size=10, verbose=0)
+    assert traces(odd, "test")["step"] == 2
+
+
+@pytest.mark.slow
 def test_train_on_batch_of_two_sizes_is_told_one_batch_size_not_a_dataset() -> None:
     """``train_on_batch`` with 4 then 2 rows (case 33): the step retraces and reduce_retracing
     relaxes it. Its suggestion printed ``ds = ds.batch(batch_size)``, a dataset the code does

@@ -179,6 +179,9 @@ def keras_suggestion(
                     "tf.data dataset batched without drop_remainder=True (batch dimension None)",
                 ]
             )
+        sized = _fit_batch_sizes(calls)
+        if sized:  # NumPy arrays, batched by Keras: no dataset of the user's to batch
+            return "\n".join([*lines, _SAME_BATCH_SIZE, "# here: " + ", ".join(sized)])
         return "\n".join(
             [
                 *lines,
@@ -189,6 +192,35 @@ def keras_suggestion(
     if code == ReasonCode.DTYPE_CHANGED:
         return 'x = x.astype("float32")  # one dtype for every call'
     return None
+
+
+# Keras 3.15 batches NumPy arrays with a fixed batch dimension when batch_size divides the rows,
+# else None (measured: fit on 100 rows by 10, validation 20 rows by 10, then evaluate on 100
+# rows by 10 traces the test step once; on 95 rows by 10, or 100 rows by 7, twice).
+_SAME_BATCH_SIZE = (
+    "# one batch shape for every fit/evaluate call: the same batch_size, dividing the rows of each (validation too)\n"
+    "# (Keras batches NumPy arrays at that size; rows it does not divide make the batch dimension None: another graph)"
+)
+
+
+def _fit_batch_sizes(calls: Sequence[CallSource]) -> list[str]:
+    """``batch_size=10 at train.py:6`` for each ``fit``/``evaluate`` call of ``calls`` on arrays
+    (one with ``batch_size=`` among them: a dataset takes none), Keras's default 32 named as such;
+    [] when none passes one."""
+    sized = []
+    for call in calls:
+        try:
+            node = ast.parse(call.text, mode="eval").body if call.text else None
+        except SyntaxError:
+            continue
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr not in ("fit", "evaluate"):
+            continue
+        given = next((k.value for k in node.keywords if k.arg == "batch_size"), None)
+        size = ast.get_source_segment(call.text, given) if given is not None else None
+        sized.append((f"batch_size={size}" if size else "batch_size 32 (the default)") + f" at {call.where}")
+    return sized if any(s.startswith("batch_size=") for s in sized) else []
 
 
 # A suggestion's first line when reduce_retracing already made one graph for every batch size:

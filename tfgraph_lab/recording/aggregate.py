@@ -363,14 +363,27 @@ def _call_sources(
 # The user's call into Keras that a Keras step's suggestion reads, by the step's role: predict's
 # padding is written on ``model.predict(…)``; a train or test step's suggestion tells
 # ``train_on_batch``/``test_on_batch`` (batches the user makes) from fit/evaluate (Keras's)
-_KERAS_CALLS = {"predict": "predict", "train": "train_on_batch", "test": "test_on_batch"}
+# The user's calls into Keras that run each step, as its suggestion reads them (the first
+# method found on a line): fit's validation runs the test step too.
+_KERAS_CALLS = {
+    "predict": ("predict",),
+    "train": ("train_on_batch", "fit"),
+    "test": ("test_on_batch", "evaluate", "fit"),
+}
 
 
-def _keras_calls(acc: _Acc, labels: Mapping[str, str] | None, method: str) -> tuple[CallSource, ...]:
+def _keras_calls(
+    acc: _Acc, labels: Mapping[str, str] | None, methods: Sequence[str]
+) -> tuple[CallSource, ...]:
     """The user's ``model.<method>(...)`` calls whose run traced Keras's step (the step's
-    caller is the user's line that called into Keras), as written."""
+    caller is the user's line that called into Keras), as written: on each line, the first of
+    ``methods`` called there once (else the first one's why-not)."""
     places = dict.fromkeys(place for place, _, _ in acc.calls_at)
-    return tuple(call_on_line(place, method, labels) for place in places)
+    found = []
+    for place in places:
+        sources = [call_on_line(place, method, labels) for method in methods]
+        found.append(next((s for s in sources if s.text), sources[0]))
+    return tuple(found)
 
 
 def _count_whole_run(acc: _Acc, events: list[Event], sources: Sequence[CallSource] = ()) -> None:

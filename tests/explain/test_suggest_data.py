@@ -113,6 +113,19 @@ def test_shape_suggestions_say_why_no_decorator_from_the_graphs() -> None:
     assert on.startswith("# nothing more to do: reduce_retracing is on and relaxed the shapes") and "more than shapes" not in on
     said = [r.message for e in w.report.events for r in e.reasons if r.code == "shape-changed" and "generalised it to" in r.message]
     assert said and all("<unknown>" not in m and "TensorSpec(shape=(None, 2)" in m for m in said[:1]), said
+    # the same iterators into a plain tf.function: shapes in a type spec, not "more than shapes"
+    plain = tf.function(relaxed.python_function)
+    with tfgraph_lab.watch() as w2:
+        for shape in ([1, 2], [2, 2], [3, 2]):
+            plain(iterator(shape))
+    assert (w2.report.function("relaxed").suggestion or "").splitlines() == [
+        "# call relaxed with inputs of one shape (a dataset or iterator: elements of one shape)",
+        "# or @tf.function(reduce_retracing=True) on relaxed: it relaxes an iterator's element shapes as a tensor's",
+    ]
+    again_relaxed = tf.function(relaxed.python_function, reduce_retracing=True)
+    for shape in ([1, 2], [2, 2], [3, 2]):
+        again_relaxed(iterator(shape))
+    assert (plain.experimental_get_tracing_count(), again_relaxed.experimental_get_tracing_count()) == (3, 2)
     # as TF counts the claim: under reduce_retracing `grows` keeps 2 graphs too
     again = tf.function(grows.python_function, reduce_retracing=True)
     again(tf.ones([2]), "a")

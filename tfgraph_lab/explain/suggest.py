@@ -200,6 +200,13 @@ def _one_shape(short: str, history: Sequence[Signature], python_flags: Sequence[
     ``relaxing``: reduce_retracing is not on yet, so it is said why it would not help).
     A Keras custom loop (batches 32, 32, 32, 4; ``training`` passed on to the model) keeps 2
     graphs under reduce_retracing too (TF 2.21), though only the shapes tell them apart."""
+    if _composite_varies(history):  # its shapes are in its type spec's text: not told apart here
+        # TF 2.21 relaxes an iterator's element shapes too: (1, 2), (2, 2), (3, 2) keep 2 graphs
+        return f"# call {short} with inputs of one shape (a dataset or iterator: elements of one shape)" + (
+            f"\n# or @tf.function(reduce_retracing=True) on {short}: it relaxes an iterator's element shapes as a tensor's"
+            if relaxing
+            else ""
+        )
     distinct = len(texts_seen(history, "leaves", Signature.leaves_key))
     if shape_free_graphs(history) >= distinct:  # each graph differs in more than its tensors' shapes
         return f"# call {short} with tensors of one shape (these calls differ in more than shapes)"
@@ -215,6 +222,17 @@ def _one_shape(short: str, history: Sequence[Signature], python_flags: Sequence[
         why = RELAXING_TRACES if relaxing_keeps_shape_graphs(history) else OTHERS_MAKE_THEM
         lines.append(f"# @tf.function(reduce_retracing=True) would save no graph: {why}")
     return "\n".join(lines)
+
+
+def _composite_varies(history: Sequence[Signature]) -> bool:
+    """A composite argument (an iterator, a dataset, a ragged tensor) had more than one type
+    spec across the graphs."""
+    specs: dict[str, set[str | None]] = {}
+    for sig in history:
+        for leaf in sig.leaves:
+            if leaf.kind == "composite":
+                specs.setdefault(leaf.path, set()).add(leaf.value)
+    return any(len(seen) > 1 for seen in specs.values())
 
 
 def _first_dimension_only(history: Sequence[Signature]) -> bool:

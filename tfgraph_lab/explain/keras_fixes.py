@@ -204,9 +204,8 @@ _SAME_BATCH_SIZE = (
 
 
 def _fit_batch_sizes(calls: Sequence[CallSource]) -> list[str]:
-    """``batch_size=10 at train.py:6`` for each ``fit``/``evaluate`` call of ``calls`` on arrays
-    (one with ``batch_size=`` among them: a dataset takes none), Keras's default 32 named as such;
-    [] when none passes one."""
+    """``batch_size=10 at train.py:6`` for each ``fit``/``evaluate`` call of ``calls`` that
+    passes one (arrays: a dataset takes none); [] when none does."""
     sized = []
     for call in calls:
         try:
@@ -219,8 +218,9 @@ def _fit_batch_sizes(calls: Sequence[CallSource]) -> list[str]:
             continue
         given = next((k.value for k in node.keywords if k.arg == "batch_size"), None)
         size = ast.get_source_segment(call.text, given) if given is not None else None
-        sized.append((f"batch_size={size}" if size else "batch_size 32 (the default)") + f" at {call.where}")
-    return sized if any(s.startswith("batch_size=") for s in sized) else []
+        if size:  # a call without one batches by 32 on arrays, by its dataset's own on a dataset
+            sized.append(f"batch_size={size} at {call.where}")
+    return sized
 
 
 # A suggestion's first line when reduce_retracing already made one graph for every batch size:

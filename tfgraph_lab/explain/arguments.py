@@ -37,6 +37,7 @@ __all__ = [
     "object_changed",
     "python_value_changed",
     "recursion_reason",
+    "shrank_in_batch",
     "structure_changed",
     "tensor_changed",
     "type_changed",
@@ -283,6 +284,21 @@ def tensor_differs(prev: ArgLeaf, leaf: ArgLeaf) -> bool:
     return not _compatible(leaf.shape, prev.shape)
 
 
+def shrank_in_batch(before: tuple[int | None, ...] | None, after: tuple[int | None, ...] | None) -> bool:
+    """``after`` is ``before`` with a smaller first dimension and the rest the same, as a
+    smaller last batch is ((32, 8) → (4, 8)); a vector that grew (2,) → (3,) is not."""
+    return (
+        before is not None
+        and after is not None
+        and len(after) >= 1
+        and len(after) == len(before)
+        and after[1:] == before[1:]
+        and after[0] is not None
+        and before[0] is not None
+        and after[0] < before[0]
+    )
+
+
 def tensor_changed(
     path: str, prev: ArgLeaf, leaf: ArgLeaf, history: Sequence[Signature], name: str
 ) -> Reason | None:
@@ -317,13 +333,7 @@ def tensor_changed(
             f"pass tensors of one rank (reshape first), or accept any rank: {cure}",
             plans=plans,
         )
-    last_batch = (
-        len(leaf.shape) >= 1
-        and leaf.shape[1:] == prev.shape[1:]
-        and leaf.shape[0] is not None
-        and prev.shape[0] is not None
-        and leaf.shape[0] < prev.shape[0]
-    )
+    last_batch = shrank_in_batch(prev.shape, leaf.shape)
     message = f"`{path}` changed shape {prev.shape_text} → {leaf.shape_text}"
     if last_batch:
         # Not "of a dataset": slices of a NumPy array (x[i:i + 32]) make the same short batch,

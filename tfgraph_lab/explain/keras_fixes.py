@@ -196,10 +196,12 @@ def keras_suggestion(
 
 # Keras 3.15 batches NumPy arrays with a fixed batch dimension when batch_size divides the rows,
 # else None (measured: fit on 100 rows by 10, validation 20 rows by 10, then evaluate on 100
-# rows by 10 traces the test step once; on 95 rows by 10, or 100 rows by 7, twice).
+# rows by 10 traces the test step once; on 95 rows by 10, or 100 rows by 7, twice). A None graph
+# traced first serves fixed-size batches after it (validation 20 rows by 32, then evaluate by
+# 10: once), so only "one size that divides" is said to keep one graph, not that any mix retraces.
 _SAME_BATCH_SIZE = (
     "# one batch shape for every fit/evaluate call: the same batch_size, dividing the rows of each (validation too)\n"
-    "# (Keras batches NumPy arrays at that size; rows it does not divide make the batch dimension None: another graph)"
+    "# (Keras 3 batches NumPy arrays at that fixed size when it divides the rows, else with a None batch dimension)"
 )
 
 

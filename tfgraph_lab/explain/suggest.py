@@ -13,7 +13,7 @@ from collections.abc import Collection, Sequence
 from ..model.records import CallSource, FixPlan, FunctionSummary, Reason
 from ..model.signatures import Signature
 from ..model.vocab import ReasonCode
-from .arguments import LAST_BATCH_FIX
+from .arguments import LAST_BATCH_FIX, shrank_in_batch
 from .failures import VARIABLE_PER_TRACE
 from .fixes import (
     OTHERS_MAKE_THEM,
@@ -247,13 +247,7 @@ def _first_dimension_only(history: Sequence[Signature]) -> bool:
     varying = [seen for seen in shapes.values() if len(set(seen)) > 1]
 
     def shrank(seen: list[tuple[int | None, ...] | None]) -> bool:
-        first = seen[0]
-        if first is None or not first or first[0] is None:
-            return False
-        return all(
-            s is not None and len(s) == len(first) and s[1:] == first[1:] and s[0] is not None and s[0] <= first[0]
-            for s in seen
-        )
+        return all(s == seen[0] or shrank_in_batch(seen[0], s) for s in seen)
 
     return bool(varying) and all(shrank(seen) for seen in varying)
 

@@ -362,9 +362,9 @@ def _call_sources(
 
 # The user's call into Keras that a Keras step's suggestion reads, by the step's role: predict's
 # padding is written on ``model.predict(…)``; a train or test step's suggestion tells
-# ``train_on_batch``/``test_on_batch`` (batches the user makes) from fit/evaluate (Keras's)
-# The user's calls into Keras that run each step, as its suggestion reads them (the first
-# method found on a line): fit's validation runs the test step too.
+# ``train_on_batch``/``test_on_batch`` (batches the user makes) from fit/evaluate (Keras's, with
+# the batch_size each passes), the first method found on a line: fit's validation runs the test
+# step too.
 _KERAS_CALLS = {
     "predict": ("predict",),
     "train": ("train_on_batch", "fit"),

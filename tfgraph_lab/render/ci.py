@@ -31,7 +31,7 @@ from ..explain.pages import page_names, page_url
 from ..model.records import CallSite, Event, FunctionSummary, Reason
 from ..model.view import ViewOptions
 from .format import fmt_seconds, plural, short_path
-from .overrun import overrun_text, value_chains
+from .overrun import overrun_text, responsible, value_chains
 from .sites import retraced_sites
 
 if TYPE_CHECKING:
@@ -109,8 +109,8 @@ def _site_message(report: TraceReport, site: CallSite, fn: FunctionSummary | Non
     ]
     chains = value_chains(reasons)
     if chains:
-        who = "The argument responsible took" if len(chains) == 1 else "The arguments responsible took"
-        lines.append(f"{who}, trace after trace: " + "; ".join(chains))
+        text = responsible(chains)
+        lines.append(text[0].upper() + text[1:])
     fixed = next((r for r in reasons if r.fix), None)
     if fixed is not None:
         short = short_fix(fixed, code_name(fn.qualname if fn else site.qualname))

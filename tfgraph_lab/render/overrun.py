@@ -19,9 +19,16 @@ from .reasons import argument_change, reason_lines
 if TYPE_CHECKING:
     from ..report.trace_report import TraceReport
 
-__all__ = ["overrun_text", "value_chains"]
+__all__ = ["overrun_text", "responsible", "value_chains"]
 
 Overrun = tuple[str, int, int]  # (label, count, budget): the function as the report shows it
+
+
+def responsible(chains: list[str]) -> str:
+    """``the argument responsible took, trace after trace: x: (2,) → (3,)`` (``arguments`` for
+    two or more chains, as a short last batch changes x and y)."""
+    who = "the argument responsible" if len(chains) == 1 else "the arguments responsible"
+    return f"{who} took, trace after trace: " + "; ".join(chains)
 
 
 def value_chains(reasons: Iterable[Reason]) -> list[str]:
@@ -63,8 +70,7 @@ def _function_lines(report: TraceReport, label: str, count: int, budget: int, xl
         lines.append("  (no retrace among its traces: the first trace(s) alone exceed the budget)")
     chains = value_chains(changed)
     if chains:
-        who = "the argument responsible took" if len(chains) == 1 else "the arguments responsible took"
-        lines.append(f"  {who}, trace after trace: " + "; ".join(chains))
+        lines.append("  " + responsible(chains))
     return lines
 
 
